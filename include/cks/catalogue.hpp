@@ -1,0 +1,143 @@
+// cks/catalogue.hpp — the statically valid SM90 BF16 GEMM configuration catalogue K.
+//
+// A *kernel* is one compiled CUTLASS 3.x GemmUniversal instantiation (KernelDesc).
+// A *candidate* is a kernel x a runtime-knob setting that needs no recompilation (RuntimeKnobs).
+// This header is a frozen interface: features, sampling, codegen, registry and the models
+// all key on it. Enum level orders are part of the feature schema: append only.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cks/hw.hpp"
+
+namespace cks {
+
+// Operand layout tag l. First letter: A, second: B. 't' = row-major ("transposed" in BLAS
+// terms), 'n' = column-major. D (and C) are always column-major (CUTLASS "tnn" etc.).
+// For A (MxK): t => K contiguous. For B (KxN): n => K contiguous. So "tn" is the K-major x
+// K-major layout of LLM inference (CUTLASS's fastest path).
+enum class Layout : uint8_t { tn = 0, nt = 1, nn = 2, tt = 3 };
+inline constexpr std::array<Layout, 4> kLayouts{Layout::tn, Layout::nt, Layout::nn, Layout::tt};
+std::string_view to_string(Layout l);
+Layout parse_layout(std::string_view s);  // throws Error "unknown layout 'x' (expected tn, nt, nn or tt)"
+inline bool a_row_major(Layout l) { return l == Layout::tn || l == Layout::tt; }
+inline bool b_row_major(Layout l) { return l == Layout::nt || l == Layout::tt; }
+
+enum class MainloopSchedule : uint8_t {
+  tma_ws = 0,       // KernelTmaWarpSpecialized (1 producer + 1 consumer WG, not persistent)
+  pingpong = 1,     // KernelTmaWarpSpecializedPingpong (2 consumer WGs, alternate tiles, persistent)
+  cooperative = 2,  // KernelTmaWarpSpecializedCooperative (2 consumer WGs split one tile, persistent)
+};
+enum class EpilogueSchedule : uint8_t {
+  tma_ws = 0,              // cutlass::epilogue::TmaWarpSpecialized
+  tma_ws_cooperative = 1,  // cutlass::epilogue::TmaWarpSpecializedCooperative
+  no_smem = 2,             // cutlass::epilogue::NoSmemWarpSpecialized
+};
+enum class TileSchedulerKind : uint8_t { persistent = 0, stream_k = 1 };
+
+std::string_view to_string(MainloopSchedule s);
+std::string_view to_string(EpilogueSchedule s);
+std::string_view to_string(TileSchedulerKind s);
+MainloopSchedule parse_mainloop(std::string_view s);
+EpilogueSchedule parse_epilogue(std::string_view s);
+TileSchedulerKind parse_scheduler(std::string_view s);
+
+// Canonical kernel descriptor. Element types are fixed for this catalogue:
+// A, B = bf16, accumulator = f32, epilogue compute = f32, C = void (D = alpha*A*B; see
+// docs/catalogue.md for how CUTLASS's C=bf16 variants map here), D = bf16, alignment 8.
+struct KernelDesc {
+  Layout layout = Layout::tn;
+  int tm = 128, tn = 128, tk = 64;  // CTA tile
+  int cm = 1, cn = 1;               // cluster shape (CTAs), cluster K = 1
+  int stages = 0;                   // mainloop pipeline stages; 0 = CUTLASS auto carve-out
+  MainloopSchedule mainloop = MainloopSchedule::cooperative;
+  EpilogueSchedule epilogue = EpilogueSchedule::tma_ws_cooperative;
+  TileSchedulerKind scheduler = TileSchedulerKind::persistent;
+
+  // WGMMA instruction shape chosen by CUTLASS's builder: 64 x tn x 16 for bf16
+  // (N = tile N; M = 64 per warpgroup atom).
+  int inst_m() const { return 64; }
+  int inst_n() const { return tn; }
+  int inst_k() const { return 16; }
+  int cluster_size() const { return cm * cn; }
+
+  // Canonical text, e.g. "sm90_bf16_tn_128x128x64_2x1x1_s0_cooperative_tma_ws_cooperative_persistent".
+  std::string canonical() const;
+  // Stable ID: "k" + 16 hex digits of fnv1a64(canonical()).
+  std::string id() const;
+  // Parses canonical() text back (throws Error).
+  static KernelDesc from_canonical(std::string_view s);
+  bool operator==(const KernelDesc&) const = default;
+};
+
+// Resource model as CUTLASS 4.2 applies it (shared by validity, features and codegen).
+struct KernelResources {
+  int threads = 0;                  // threads per CTA (128 per WG; producer WG included)
+  int consumer_wgs = 0;             // warpgroups executing the mainloop math
+  long smem_per_stage = 0;          // bytes of A+B tile for one stage: (tm + tn) * tk * 2
+  long smem_epilogue = 0;           // bytes of epilogue SharedStorage (0 for no-smem)
+  long smem_pipeline = 0;           // barrier / pipeline storage bytes
+  int stages = 0;                   // resolved stage count (auto => CUTLASS's carve-out)
+  long smem_total = 0;              // bytes the kernel requests (mainloop + epilogue [+ overlap rule])
+  int acc_regs_per_thread = 0;      // fp32 accumulator registers per consumer thread
+  int reg_limit_consumer = 0;       // registers per consumer thread after setmaxnreg
+  bool spills_expected = false;     // accumulators exceed the consumer register budget
+};
+KernelResources resources(const KernelDesc& k, const HardwareDesc& hw);
+
+// Why a descriptor is not in the catalogue (empty => valid).
+std::string invalid_reason(const KernelDesc& k, const HardwareDesc& hw);
+
+// Runtime knobs (no recompilation). Values follow CUTLASS's PersistentTileSchedulerSm90 /
+// StreamK arguments.
+enum class RasterOrder : uint8_t { heuristic = 0, along_m = 1, along_n = 2 };
+enum class Decomposition : uint8_t { heuristic = 0, data_parallel = 1, split_k = 2, stream_k = 3 };
+std::string_view to_string(RasterOrder r);
+std::string_view to_string(Decomposition d);
+
+struct RuntimeKnobs {
+  RasterOrder raster = RasterOrder::heuristic;
+  int max_swizzle = 1;  // 1, 2, 4, 8
+  Decomposition decomposition = Decomposition::heuristic;  // stream-K scheduler only
+  int splits = 1;       // split-K factor (decomposition split_k only)
+  std::string canonical() const;  // e.g. "r=m,s=2,d=h,k=1"
+  static RuntimeKnobs from_canonical(std::string_view s);
+  bool operator==(const RuntimeKnobs&) const = default;
+};
+// The knob settings a kernel admits (a non-persistent tma_ws kernel admits only the default).
+std::vector<RuntimeKnobs> knob_settings(const KernelDesc& k);
+
+struct Candidate {
+  uint32_t kernel;  // index into Catalogue::kernels()
+  RuntimeKnobs knobs;
+};
+
+// The catalogue for one layout (or all). Deterministic order (sorted by canonical()).
+class Catalogue {
+ public:
+  // Enumerates every statically valid kernel for the given layouts under hw (default H200).
+  static const Catalogue& get(Layout layout);  // cached, thread-safe
+  static Catalogue build(Layout layout, const HardwareDesc& hw);
+
+  Layout layout() const { return layout_; }
+  const std::vector<KernelDesc>& kernels() const { return kernels_; }
+  const std::vector<Candidate>& candidates() const { return candidates_; }
+  // Index by kernel ID; nullopt if absent.
+  std::optional<uint32_t> find(std::string_view kernel_id) const;
+
+ private:
+  Layout layout_ = Layout::tn;
+  std::vector<KernelDesc> kernels_;
+  std::vector<Candidate> candidates_;
+  std::vector<std::pair<std::string, uint32_t>> by_id_;  // sorted
+};
+
+// The exact CUTLASS C++ type this kernel instantiates (GemmUniversal<...> with its two
+// CollectiveBuilders), as a complete `using <name> = ...;` block.
+std::string cutlass_type(const KernelDesc& k, std::string_view type_name = "Gemm");
+
+}  // namespace cks

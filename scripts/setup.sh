@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# One-command set-up: installs every dependency on a fresh Debian 12 machine, fetches the
+# CUTLASS 4.2.0 C++ headers from the nvidia-cutlass==4.2.0.0 wheel into third_party/ (ignored,
+# never committed), installs the Python tools, and builds into build/ (binaries in build/bin/).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$(pwd)
+JOBS=${JOBS:-$(nproc)}
+
+log() { echo "[setup] $*" >&2; }
+
+if [ "${CKS_SKIP_APT:-0}" != 1 ]; then
+  PKGS="cmake g++ make libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+        libeigen3-dev libsqlite3-dev sqlite3 libxgboost-dev unzip python3-pip"
+  missing=$(for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
+  if [ -n "$missing" ]; then
+    log "installing Debian packages: $(echo $missing)"
+    SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq $missing >/dev/null
+  fi
+fi
+
+# CUTLASS headers + the cutlass_library generator (for the catalogue cross-check).
+CUTLASS_VER=4.2.0.0
+TP="$ROOT/third_party"
+if [ ! -f "$TP/cutlass/.version" ] || [ "$(cat "$TP/cutlass/.version")" != "$CUTLASS_VER" ]; then
+  log "fetching nvidia-cutlass==$CUTLASS_VER"
+  tmp=$(mktemp -d)
+  python3 -m pip download -q --no-deps "nvidia-cutlass==$CUTLASS_VER" -d "$tmp"
+  rm -rf "$TP/cutlass" && mkdir -p "$TP/cutlass"
+  unzip -q "$tmp"/nvidia_cutlass-*.whl 'cutlass_library/*.py' 'cutlass_library/source/include/*' \
+    'cutlass_library/source/tools/util/include/*' -d "$tmp/x"
+  mv "$tmp/x/cutlass_library/source/include" "$TP/cutlass/include"
+  mkdir -p "$TP/cutlass/tools/util"
+  mv "$tmp/x/cutlass_library/source/tools/util/include" "$TP/cutlass/tools/util/include"
+  mkdir -p "$TP/cutlass/python/cutlass_library"
+  mv "$tmp/x/cutlass_library/"*.py "$TP/cutlass/python/cutlass_library/"
+  echo "$CUTLASS_VER" > "$TP/cutlass/.version"
+  rm -rf "$tmp"
+fi
+
+# Python tools (analysis plots, Optuna tuning, nvMatmulHeuristics baseline). Optional ones
+# never fail the set-up: the commands that need them say clearly when they are absent.
+if [ "${CKS_SKIP_PIP:-0}" != 1 ]; then
+  python3 -m pip install -q -r scripts/requirements.txt || log "warning: some Python tools failed to install"
+fi
+
+log "configuring and building (jobs=$JOBS)"
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build -j "$JOBS"
+log "done: build/bin/cks"

@@ -1,0 +1,2 @@
+// STUB (temporary): replaced by the catalogue implementation.
+#include "cks/catalogue.hpp"

@@ -1,0 +1,138 @@
+// Names, canonical text and IDs of kernel descriptors and runtime knobs.
+#include <charconv>
+
+#include "cks/catalogue.hpp"
+#include "cks/common.hpp"
+
+namespace cks {
+
+namespace {
+template <class E, size_t N>
+E parse_enum(std::string_view s, const std::array<std::string_view, N>& names, const char* what) {
+  for (size_t i = 0; i < N; ++i)
+    if (names[i] == s) return static_cast<E>(i);
+  std::string known;
+  for (auto n : names) known += (known.empty() ? "" : ", ") + std::string(n);
+  throw Error("unknown " + std::string(what) + " '" + std::string(s) + "' (expected " + known + ")");
+}
+constexpr std::array<std::string_view, 4> kLayoutNames{"tn", "nt", "nn", "tt"};
+constexpr std::array<std::string_view, 3> kMainloopNames{"tma_ws", "pingpong", "cooperative"};
+constexpr std::array<std::string_view, 3> kEpilogueNames{"tma_ws", "tma_ws_cooperative", "no_smem"};
+constexpr std::array<std::string_view, 2> kSchedulerNames{"persistent", "stream_k"};
+constexpr std::array<std::string_view, 3> kRasterNames{"h", "m", "n"};
+constexpr std::array<std::string_view, 4> kDecompNames{"h", "dp", "sk", "streamk"};
+constexpr std::array<std::string_view, 3> kRasterLong{"heuristic", "along_m", "along_n"};
+constexpr std::array<std::string_view, 4> kDecompLong{"heuristic", "data_parallel", "split_k", "stream_k"};
+
+int parse_int(std::string_view s, const char* what) {
+  int v = 0;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (r.ec != std::errc() || r.ptr != s.data() + s.size())
+    throw Error(std::string("bad ") + what + " '" + std::string(s) + "'");
+  return v;
+}
+std::vector<std::string_view> split(std::string_view s, char sep) {
+  std::vector<std::string_view> out;
+  size_t b = 0;
+  while (true) {
+    size_t e = s.find(sep, b);
+    out.push_back(s.substr(b, e == std::string_view::npos ? std::string_view::npos : e - b));
+    if (e == std::string_view::npos) break;
+    b = e + 1;
+  }
+  return out;
+}
+}  // namespace
+
+std::string_view to_string(Layout l) { return kLayoutNames[static_cast<int>(l)]; }
+Layout parse_layout(std::string_view s) {
+  for (size_t i = 0; i < kLayoutNames.size(); ++i)
+    if (kLayoutNames[i] == s) return static_cast<Layout>(i);
+  throw Error("unknown layout '" + std::string(s) + "' (expected tn, nt, nn or tt)");
+}
+std::string_view to_string(MainloopSchedule s) { return kMainloopNames[static_cast<int>(s)]; }
+std::string_view to_string(EpilogueSchedule s) { return kEpilogueNames[static_cast<int>(s)]; }
+std::string_view to_string(TileSchedulerKind s) { return kSchedulerNames[static_cast<int>(s)]; }
+std::string_view to_string(RasterOrder r) { return kRasterLong[static_cast<int>(r)]; }
+std::string_view to_string(Decomposition d) { return kDecompLong[static_cast<int>(d)]; }
+MainloopSchedule parse_mainloop(std::string_view s) {
+  return parse_enum<MainloopSchedule>(s, kMainloopNames, "mainloop schedule");
+}
+EpilogueSchedule parse_epilogue(std::string_view s) {
+  return parse_enum<EpilogueSchedule>(s, kEpilogueNames, "epilogue schedule");
+}
+TileSchedulerKind parse_scheduler(std::string_view s) {
+  return parse_enum<TileSchedulerKind>(s, kSchedulerNames, "tile scheduler");
+}
+
+// "sm90_bf16_<layout>_<tm>x<tn>x<tk>_<cm>x<cn>x1_s<stages>_<mainloop>_<epilogue>_<scheduler>"
+// The epilogue name may itself contain underscores, so it is separated by '+' instead.
+std::string KernelDesc::canonical() const {
+  std::string s = "sm90_bf16_";
+  s += to_string(layout);
+  s += "_" + std::to_string(tm) + "x" + std::to_string(tn) + "x" + std::to_string(tk);
+  s += "_" + std::to_string(cm) + "x" + std::to_string(cn) + "x1";
+  s += "_s" + std::to_string(stages);
+  s += "_";
+  s += to_string(mainloop);
+  s += "+";
+  s += to_string(epilogue);
+  s += "+";
+  s += to_string(scheduler);
+  return s;
+}
+
+std::string KernelDesc::id() const { return "k" + hex64(fnv1a64(canonical())); }
+
+KernelDesc KernelDesc::from_canonical(std::string_view s) {
+  const std::string orig(s);
+  auto bad = [&]() { return Error("malformed kernel descriptor '" + orig + "'"); };
+  auto plus = split(s, '+');
+  if (plus.size() != 3) throw bad();
+  auto head = split(plus[0], '_');
+  // sm90, bf16, layout, tile, cluster, sN, mainloop-words...
+  if (head.size() < 7 || head[0] != "sm90" || head[1] != "bf16") throw bad();
+  KernelDesc k;
+  k.layout = parse_layout(head[2]);
+  auto tile = split(head[3], 'x');
+  auto cl = split(head[4], 'x');
+  if (tile.size() != 3 || cl.size() != 3 || cl[2] != "1" || head[5].size() < 2 || head[5][0] != 's') throw bad();
+  k.tm = parse_int(tile[0], "tile M");
+  k.tn = parse_int(tile[1], "tile N");
+  k.tk = parse_int(tile[2], "tile K");
+  k.cm = parse_int(cl[0], "cluster M");
+  k.cn = parse_int(cl[1], "cluster N");
+  k.stages = parse_int(head[5].substr(1), "stages");
+  std::string ml;
+  for (size_t i = 6; i < head.size(); ++i) ml += (i > 6 ? "_" : "") + std::string(head[i]);
+  k.mainloop = parse_mainloop(ml);
+  k.epilogue = parse_epilogue(plus[1]);
+  k.scheduler = parse_scheduler(plus[2]);
+  return k;
+}
+
+// "r=<h|m|n>,s=<swizzle>,d=<h|dp|sk|streamk>,k=<splits>"
+std::string RuntimeKnobs::canonical() const {
+  return "r=" + std::string(kRasterNames[static_cast<int>(raster)]) + ",s=" + std::to_string(max_swizzle) +
+         ",d=" + std::string(kDecompNames[static_cast<int>(decomposition)]) + ",k=" + std::to_string(splits);
+}
+
+RuntimeKnobs RuntimeKnobs::from_canonical(std::string_view s) {
+  RuntimeKnobs r;
+  auto parts = split(s, ',');
+  if (parts.size() != 4) throw Error("malformed runtime knobs '" + std::string(s) + "'");
+  for (auto p : parts) {
+    if (p.size() < 3 || p[1] != '=') throw Error("malformed runtime knobs '" + std::string(s) + "'");
+    auto v = p.substr(2);
+    switch (p[0]) {
+      case 'r': r.raster = parse_enum<RasterOrder>(v, kRasterNames, "raster order"); break;
+      case 's': r.max_swizzle = parse_int(v, "swizzle"); break;
+      case 'd': r.decomposition = parse_enum<Decomposition>(v, kDecompNames, "decomposition"); break;
+      case 'k': r.splits = parse_int(v, "splits"); break;
+      default: throw Error("malformed runtime knobs '" + std::string(s) + "'");
+    }
+  }
+  return r;
+}
+
+}  // namespace cks

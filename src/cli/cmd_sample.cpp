@@ -1,0 +1,5 @@
+// STUB: replaced by the module's owner.
+#include "cli/commands.hpp"
+namespace cks::cli {
+void register_sample(CLI::App& app) { (void)app; }
+}  // namespace cks::cli

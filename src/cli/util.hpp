@@ -1,0 +1,35 @@
+// Small helpers shared by the subcommand files.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "cks/catalogue.hpp"
+#include "cks/common.hpp"
+#include "cks/hw.hpp"
+
+namespace cks::cli {
+
+// Adds --format csv|json|md (default given) and returns the option.
+inline CLI::Option* add_format(CLI::App* cmd, std::string& fmt, const char* def = "csv") {
+  fmt = def;
+  return cmd->add_option("--format,-o", fmt, "output format: csv, json or md")->capture_default_str();
+}
+
+// Problem options shared by features/sample/select: --m --n --k --layout [--preset].
+struct ProblemOpts {
+  long m = 0, n = 0, k = 0;
+  std::string layout;
+  std::string preset = kDefaultPreset;
+};
+inline void add_problem(CLI::App* cmd, ProblemOpts& p, bool with_preset = true) {
+  cmd->add_option("--m", p.m, "rows of A and D")->required();
+  cmd->add_option("--n", p.n, "columns of B and D")->required();
+  cmd->add_option("--k", p.k, "contraction dimension")->required();
+  cmd->add_option("--layout", p.layout, "operand layout: tn, nt, nn or tt")->required();
+  if (with_preset) cmd->add_option("--preset", p.preset, "hardware preset")->capture_default_str();
+}
+// Validates M, N, K (> 0 and multiples of 8, the catalogue's alignment) and the layout.
+// Throws cks::Error with one clear line.
+Layout validate_problem(const ProblemOpts& p);
+
+}  // namespace cks::cli
