@@ -1,0 +1,80 @@
+// cks/compile.hpp — code generation for kernel batches and the parallel nvcc compile pool
+// with its executable cache (the paper's optimizations 1, 2 and 5).
+#pragma once
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cks/catalogue.hpp"
+
+namespace cks {
+
+// Source of one translation unit holding `kernels` behind the cks_kernel_lib ABI
+// (include/cks/kernel_lib_abi.h).
+std::string generate_tu(const std::vector<KernelDesc>& kernels);
+
+struct CompileOptions {
+  std::string cutlass_dir;            // contains include/ and tools/util/include/
+  std::string cache_dir = "build/kernel-cache";
+  std::string nvcc = "nvcc";
+  int jobs = 0;                       // parallel nvcc processes; 0 => from cores and memory
+  double mem_per_job_gb = 0.75;       // per kernel in a TU (8 kernels ~ 6 GB)
+  double mem_limit_gb = 0;            // 0 => MemAvailable
+  int kernels_per_tu = 8;
+  std::vector<std::string> extra_flags;  // appended to nvcc
+  std::string cuda_version;           // recorded in the library hash (e.g. "13.0")
+  std::string cutlass_version = "4.2.0";
+};
+
+// nvcc flags used for every TU (hashed into the library name):
+// -O3 -DNDEBUG -std=c++17 -gencode=arch=compute_90a,code=sm_90a --expt-relaxed-constexpr
+// -Xcompiler=-fPIC -shared -Xptxas=-v
+std::vector<std::string> nvcc_flags(const CompileOptions& o);
+
+struct KernelCompileInfo {
+  std::string kernel_id;
+  std::string canonical;
+  std::string status;           // "ok" or "compile_error"
+  std::string error;            // first error lines (compile_error)
+  std::string lib_path;         // the .so holding it (ok)
+  int index = -1;               // index inside the library (ok)
+  int registers = -1;           // from ptxas -v
+  int spill_store_bytes = -1, spill_load_bytes = -1;
+  int smem_bytes = -1;          // static smem from ptxas -v
+  double compile_seconds = 0;   // the TU's wall time divided by its kernels
+};
+
+struct LibraryResult {
+  std::string lib_path;
+  std::string lib_hash;         // hash of member canonicals + flags + versions
+  bool cached = false;          // reused from the cache, no compile
+  double seconds = 0;
+  std::vector<KernelCompileInfo> kernels;
+};
+
+// Parallel compile pool. submit() returns at once; finished libraries (or per-kernel
+// compile errors, attributed by bisection of a failing TU) come out of next().
+class CompilePool {
+ public:
+  explicit CompilePool(CompileOptions o);
+  ~CompilePool();  // waits for / kills running nvcc
+  CompilePool(const CompilePool&) = delete;
+  CompilePool& operator=(const CompilePool&) = delete;
+
+  void submit(std::vector<KernelDesc> batch);
+  // Next finished library; waits up to `timeout`. nullopt on timeout or when nothing pending.
+  std::optional<LibraryResult> next(std::chrono::milliseconds timeout);
+  size_t pending() const;  // batches submitted and not yet returned by next()
+  int jobs() const;
+
+ private:
+  struct Impl;
+  Impl* impl_;
+};
+
+// Library file name for a batch: "<cache_dir>/cks_<hash>.so".
+std::string library_hash(const std::vector<KernelDesc>& kernels, const CompileOptions& o);
+
+}  // namespace cks

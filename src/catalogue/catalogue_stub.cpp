@@ -1,2 +1,0 @@
-// STUB (temporary): replaced by the catalogue implementation.
-#include "cks/catalogue.hpp"
