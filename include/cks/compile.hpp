@@ -77,4 +77,17 @@ class CompilePool {
 // Library file name for a batch: "<cache_dir>/cks_<hash>.so".
 std::string library_hash(const std::vector<KernelDesc>& kernels, const CompileOptions& o);
 
+// Locating the toolchain and headers (the binaries are built on one machine and run on another).
+// The nvcc executable: `nvcc` if it names a file or is in PATH, else $CUDA_HOME/bin/nvcc or
+// /usr/local/cuda/bin/nvcc for the default name; "" when not found.
+std::string find_nvcc(const std::string& nvcc = "nvcc");
+// nvcc's version, e.g. "13.0.88" ("" when nvcc is not found).
+std::string nvcc_version(const std::string& nvcc = "nvcc");
+// CUTLASS root (holding include/cutlass): $CKS_CUTLASS_DIR, the configured third_party/cutlass,
+// or ../../third_party/cutlass next to the executable; "" when none exists.
+std::string default_cutlass_dir();
+// Directory holding cks/kernel_lib_abi.h for generated TUs: $CKS_INCLUDE_DIR, the source tree's
+// include/, or ../../include next to the executable; "" when none exists.
+std::string kernel_abi_include_dir();
+
 }  // namespace cks

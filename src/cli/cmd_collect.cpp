@@ -1,5 +1,157 @@
-// STUB: replaced by the module's owner.
+// cks collect — run (or resume) a collection plan on the GPUs; cks plan make/show — build and
+// summarise plans. See docs/monitor.md.
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <set>
+
+#include "cks/monitor.hpp"
+#include "cks/plan.hpp"
 #include "cli/commands.hpp"
+#include "cli/util.hpp"
+
 namespace cks::cli {
-void register_collect(CLI::App& app) { (void)app; }
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// The command line as typed (for the run's provenance), from /proc/self/cmdline.
+std::string own_command_line() {
+  std::ifstream in("/proc/self/cmdline", std::ios::binary);
+  std::string arg, out;
+  while (std::getline(in, arg, '\0')) {
+    const bool quote = arg.empty() || arg.find_first_of(" \t'\";&|$") != std::string::npos;
+    out += (out.empty() ? "" : " ") + (quote ? "'" + arg + "'" : arg);
+  }
+  return out;
+}
+
+std::vector<Layout> parse_layouts(const std::string& list) {
+  std::vector<Layout> out;
+  size_t b = 0;
+  while (b <= list.size()) {
+    const size_t e = std::min(list.find(',', b), list.size());
+    out.push_back(parse_layout(list.substr(b, e - b)));
+    b = e + 1;
+  }
+  return out;
+}
+
+std::optional<int> parse_budget(const std::string& s) {
+  if (s == "auto") return std::nullopt;
+  size_t used = 0;
+  long v = 0;
+  try {
+    v = std::stol(s, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size() || v < 1 || v > (1L << 30))
+    throw Error("--budget must be 'auto' or a positive integer (got '" + s + "')");
+  return static_cast<int>(v);
+}
+
+void register_collect_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("collect", "measure a plan's candidates on the GPUs (resumable)");
+  static CollectOptions o;
+  cmd->add_option("--plan", o.plan_path, "plan file (cks plan make)")->required();
+  cmd->add_option("--registry", o.registry_path, "registry database to write (created if absent)")->required();
+  cmd->add_option("--gpus", o.gpus, "device indices, comma-separated (default: every visible GPU)")->delimiter(',');
+  cmd->add_option("--jobs", o.jobs, "parallel nvcc processes (0: from cores and memory)")->capture_default_str();
+  cmd->add_option("--time-budget", o.time_budget_s, "stop cleanly before this many seconds (0: no limit)")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint", o.checkpoint_path, "durable copy of the registry, written periodically and at exit");
+  cmd->add_option("--checkpoint-every", o.checkpoint_every_s, "seconds between checkpoints")->capture_default_str();
+  cmd->add_option("--backend", o.backend, "cuda, or fake (fault injection, no GPU)")->capture_default_str();
+  cmd->add_option("--fault", o.fault_spec, "fake backend: faults to inject, e.g. 'crash@<id>;hang@<id>;slow=1000'");
+  cmd->add_option("--seed", o.seed, "fake backend: seed of crash:p= draws")->capture_default_str();
+  cmd->add_option("--fake-compile-seconds", o.fake_compile_s, "fake backend: simulated compile time per batch")
+      ->capture_default_str();
+  cmd->add_option("--worker", o.worker_exe, "cks-worker executable (default: next to cks)");
+  cmd->add_option("--pool-gb", o.pool_gb, "device memory pool per worker in GB (0: worker default)")
+      ->capture_default_str();
+  cmd->add_option("--kernels-per-tu", o.kernels_per_tu, "kernels per compiled library")->capture_default_str();
+  cmd->add_option("--mem-limit-gb", o.mem_limit_gb, "compile memory budget in GB (0: MemAvailable)")->capture_default_str();
+  cmd->add_option("--cache-dir", o.cache_dir, "kernel library cache")->capture_default_str();
+  cmd->add_option("--cutlass-dir", o.cutlass_dir, "CUTLASS root (default: the configured one)");
+  cmd->add_option("--nvcc", o.nvcc, "nvcc executable")->capture_default_str();
+  cmd->add_option("--deadline", o.deadline_s, "seconds a measurement (or set-up) may take before it is a timeout")
+      ->capture_default_str();
+  cmd->add_option("--heartbeat-timeout", o.heartbeat_timeout_s, "seconds of worker silence that count as a hang")
+      ->capture_default_str();
+  cmd->add_option("--max-attempts", o.max_attempts, "crash/timeout attempts per candidate before quarantine")
+      ->capture_default_str();
+  cmd->add_option("--cut-factor", o.cut_factor, "stop candidates slower than this x the group's best (0: off)")
+      ->capture_default_str();
+  cmd->add_option("--progress-every", o.progress_every_s, "seconds between progress lines (0: none)")
+      ->capture_default_str();
+  cmd->callback([] {
+    o.handle_signals = true;
+    o.command = own_command_line();
+    const CollectSummary s = collect(o);
+    std::fprintf(stderr, "%s", format_summary(s).c_str());
+  });
+}
+
+void register_plan_command(CLI::App& app) {
+  auto* plan = app.add_subcommand("plan", "build and inspect collection plans");
+  plan->require_subcommand(1);
+
+  auto* make = plan->add_subcommand("make", "groups of a shape set x sampled candidates -> a plan file");
+  static PlanMakeOptions mo;
+  static std::string layouts, budget = "auto", out;
+  auto* shapes = make->add_option("--shapes", mo.shapes_csv, "groups from a cks shapes CSV");
+  make->add_option("--set", mo.shape_set, "groups from a shape set: paper or llm")->excludes(shapes);
+  make->add_option("--seed", mo.seed, "seed of the shape set and of the sampling draws")->capture_default_str();
+  make->add_option("--layouts", layouts, "only these layouts, comma-separated (e.g. tn,nt)");
+  make->add_option("--limit-groups", mo.limit_groups, "keep the first N groups (0: all)")->capture_default_str();
+  make->add_option("--policy", mo.policy, "biased-diverse, uniform, top or exhaustive")->capture_default_str();
+  make->add_option("--alpha", mo.alpha, "biased-diverse: fraction of the budget from the top")->capture_default_str();
+  make->add_option("--budget", budget, "candidates per group: a number or auto (paper's rule)")->capture_default_str();
+  make->add_option("--pool", mo.pool, "kernel-ID file restricting the pool (required for exhaustive)");
+  make->add_option("--group-set", mo.group_set, "set the groups belong to: train, eval, proof, ...")
+      ->capture_default_str();
+  make->add_option("--preset", mo.preset, "hardware preset for scores and tags")->capture_default_str();
+  make->add_option("--name", mo.name, "plan name (default: the output file's stem)");
+  make->add_option("--out", out, "plan file to write")->required();
+  make->callback([] {
+    mo.layouts = layouts.empty() ? std::vector<Layout>{} : parse_layouts(layouts);
+    mo.budget = parse_budget(budget);
+    if (mo.name.empty()) mo.name = fs::path(out).stem().string();
+    const Plan p = make_plan(mo, fs::path(out).parent_path().string());
+    write_plan(p, out);
+    std::fprintf(stderr, "cks plan make: %s: %zu groups, %zu candidates\n", out.c_str(), p.groups.size(),
+                 p.candidates());
+  });
+
+  auto* show = plan->add_subcommand("show", "summarise a plan, one row per group");
+  static std::string show_path, format;
+  show->add_option("plan", show_path, "plan file")->required();
+  add_format(show, format);
+  show->callback([] {
+    const Format f = parse_format(format);
+    const Plan p = read_plan(show_path);
+    Table t({"group", "set", "m", "n", "k", "layout", "policy", "budget", "candidates", "kernels", "source"});
+    for (const auto& pg : p.groups) {
+      const GroupInfo& g = pg.group;
+      std::set<std::string> kernels;
+      for (const auto& c : pg.candidates) kernels.insert(c.first);
+      t.add_row({g.key, g.set, int64_t{g.m}, int64_t{g.n}, int64_t{g.k}, std::string(to_string(g.layout)), g.policy,
+                 int64_t{g.budget}, static_cast<int64_t>(pg.candidates.size()), static_cast<int64_t>(kernels.size()),
+                 pg.pool.empty() ? std::string("list") : "exhaustive:" + pg.pool});
+    }
+    std::fprintf(stderr, "plan '%s' (%s): %zu groups, %zu candidates\n", p.name.c_str(), p.created_by.c_str(),
+                 p.groups.size(), p.candidates());
+    t.write(std::cout, f);
+  });
+}
+
+}  // namespace
+
+void register_collect(CLI::App& app) {
+  register_collect_command(app);
+  register_plan_command(app);
+}
+
 }  // namespace cks::cli

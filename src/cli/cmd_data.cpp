@@ -1,5 +1,155 @@
-// STUB: replaced by the module's owner.
+// `cks data stats|export|merge|pack`: reading, combining and committing measurement data.
+#include <iostream>
+#include <memory>
+
+#include "cks/registry.hpp"
 #include "cli/commands.hpp"
+#include "cli/util.hpp"
+
 namespace cks::cli {
-void register_data(CLI::App& app) { (void)app; }
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Where a reading command takes its data: --registry DB, or --data DIR of shards (default
+// data/shards when present); resolved by cks::open_data.
+struct SourceOpts {
+  std::string registry, data;
+};
+
+void add_source(CLI::App* cmd, SourceOpts& o) {
+  auto* r = cmd->add_option("--registry", o.registry, "a registry file (.db)");
+  auto* d = cmd->add_option("--data", o.data, "a directory of *.db.gz shards, merged when read (default data/shards)");
+  r->excludes(d);
+}
+
+RegistryOptions existing_only() {
+  RegistryOptions o;
+  o.create = false;
+  return o;
+}
+
+// Flattens nested objects into "a.b.c" -> value rows (arrays are left to the md tables).
+void flatten(const json& j, const std::string& prefix, Table& t) {
+  for (const auto& [key, value] : j.items()) {
+    const std::string path = prefix.empty() ? key : prefix + "." + key;
+    if (value.is_object()) flatten(value, path, t);
+    else if (value.is_number_integer()) t.add_row({path, value.get<int64_t>()});
+    else if (value.is_boolean()) t.add_row({path, static_cast<int64_t>(value.get<bool>())});
+    else if (value.is_number()) t.add_row({path, value.get<double>()});
+    else if (value.is_string()) t.add_row({path, value.get<std::string>()});
+  }
+}
+
+void print_stats(const json& stats, Format format) {
+  if (format == Format::json) {
+    std::cout << stats.dump(2) << '\n';
+    return;
+  }
+  Table counts({"metric", "value"});
+  flatten(stats, "", counts);
+  if (format == Format::csv) {
+    counts.write(std::cout, format);
+    return;
+  }
+  std::cout << "## Counts\n\n";
+  counts.write(std::cout, format);
+  Table runs({"uuid", "kind", "gpu_name", "driver_version", "cuda_version", "cutlass_version", "git_sha", "host",
+              "started_at", "ended_at", "provenance_complete"});
+  for (const auto& r : stats["runs"]["list"]) {
+    std::vector<Cell> row;
+    for (const auto& c : runs.columns()) {
+      if (r[c].is_boolean()) row.emplace_back(std::string(r[c].get<bool>() ? "yes" : "no"));
+      else row.emplace_back(r[c].get<std::string>());
+    }
+    runs.add_row(std::move(row));
+  }
+  std::cout << "\n## Runs\n\n";
+  runs.write(std::cout, format);
+}
+
+void register_stats(CLI::App* data) {
+  auto* cmd = data->add_subcommand("stats", "counts: runs and provenance, groups, attempts by status, kernels, "
+                                            "cuBLAS references");
+  auto src = std::make_shared<SourceOpts>();
+  auto fmt = std::make_shared<std::string>();
+  add_source(cmd, *src);
+  add_format(cmd, *fmt, "json");
+  cmd->callback([src, fmt] {
+    const Format format = parse_format(*fmt);
+    auto source = open_data(src->registry, src->data);
+    Registry reg(source->path(), existing_only());
+    print_stats(registry_stats(reg), format);
+  });
+}
+
+void register_export(CLI::App* data) {
+  auto* cmd = data->add_subcommand("export", "one row per measurement with its group, run provenance and kernel");
+  auto src = std::make_shared<SourceOpts>();
+  auto fmt = std::make_shared<std::string>();
+  auto filter = std::make_shared<MeasurementFilter>();
+  auto layout = std::make_shared<std::string>();
+  auto no_cublas = std::make_shared<bool>(false);
+  add_source(cmd, *src);
+  add_format(cmd, *fmt, "csv");
+  cmd->add_option("--status", filter->status, "only this status (ok, crash, ...)");
+  cmd->add_option("--set", filter->set, "only groups of this set (train, eval, ...)");
+  cmd->add_option("--layout", *layout, "only groups of this layout (tn, nt, nn, tt)");
+  cmd->add_flag("--no-cublas", *no_cublas, "leave out the cuBLAS reference rows");
+  cmd->callback([src, fmt, filter, layout, no_cublas] {
+    const Format format = parse_format(*fmt);
+    if (!filter->status.empty() && !is_valid_status(filter->status))
+      throw Error("unknown status '" + filter->status + "' (expected one of ok, compile_error, cannot_implement, "
+                  "launch_error, incorrect, crash, timeout, cut, quarantined)");
+    if (!layout->empty()) filter->layout = parse_layout(*layout);
+    filter->include_cublas = !*no_cublas;
+    auto source = open_data(src->registry, src->data);
+    Registry reg(source->path(), existing_only());
+    std::ios::sync_with_stdio(false);
+    export_measurements(reg, *filter, format, std::cout);
+    std::cout.flush();
+  });
+}
+
+void register_merge(CLI::App* data) {
+  auto* cmd = data->add_subcommand("merge", "combine registries or shards into one without duplicates");
+  auto out = std::make_shared<std::string>();
+  auto inputs = std::make_shared<std::vector<std::string>>();
+  auto fmt = std::make_shared<std::string>();
+  cmd->add_option("--out", *out, "destination registry (created if missing)")->required();
+  cmd->add_option("inputs", *inputs, "source registries (.db) or shards (.db.gz)")->required();
+  add_format(cmd, *fmt);
+  cmd->callback([out, inputs, fmt] {
+    const Format format = parse_format(*fmt);
+    const MergeStats s = merge_registries(*out, *inputs);
+    Table t({"table", "new_rows"});
+    t.add_row({std::string("runs"), int64_t{s.runs}});
+    t.add_row({std::string("groups"), int64_t{s.groups}});
+    t.add_row({std::string("kernels"), int64_t{s.kernels}});
+    t.add_row({std::string("plan_items"), int64_t{s.plan_items}});
+    t.add_row({std::string("measurements"), int64_t{s.measurements}});
+    t.write(std::cout, format);
+  });
+}
+
+void register_pack(CLI::App* data) {
+  auto* cmd = data->add_subcommand("pack", "write a registry as an immutable compressed shard for data/shards");
+  auto registry = std::make_shared<std::string>();
+  auto out_dir = std::make_shared<std::string>(kDefaultShardDir);
+  cmd->add_option("--registry", *registry, "the registry to pack")->required();
+  cmd->add_option("--out-dir", *out_dir, "shard directory")->capture_default_str();
+  cmd->callback([registry, out_dir] { std::cout << pack_shard(*registry, *out_dir) << '\n'; });
+}
+
+}  // namespace
+
+void register_data(CLI::App& app) {
+  auto* data = app.add_subcommand("data", "measurement registry: stats, export, merge, pack");
+  data->require_subcommand(1);
+  register_stats(data);
+  register_export(data);
+  register_merge(data);
+  register_pack(data);
+}
+
 }  // namespace cks::cli

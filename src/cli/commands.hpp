@@ -12,4 +12,6 @@ void register_data(CLI::App& app);       // cmd_data.cpp   (registry: merge/stat
 void register_codegen(CLI::App& app);    // cmd_build.cpp  (codegen + compile pool)
 void register_collect(CLI::App& app);    // cmd_collect.cpp (monitor)
 void register_bench(CLI::App& app);      // cmd_bench.cpp
+void register_pool(CLI::App& app);       // cmd_pool.cpp   (compiled-kernel pools)
+void register_models(CLI::App& app);     // cmd_models.cpp (train, eval, select)
 }  // namespace cks::cli

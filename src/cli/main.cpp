@@ -19,6 +19,8 @@ int main(int argc, char** argv) {
   cks::cli::register_codegen(app);
   cks::cli::register_collect(app);
   cks::cli::register_bench(app);
+  cks::cli::register_pool(app);
+  cks::cli::register_models(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -1,0 +1,258 @@
+// cks/models.hpp — the learned selector's training side: labels, the training/evaluation data
+// set, the rankers (XGBoost, ridge, MLP), the model file, and the regret evaluation with its
+// baselines. Paper sections "Labels" ... "Evaluation"; long form in docs/models.md.
+//
+// Decision rule (paper eq. 1): for a problem p the selector picks argmax_c f(phi(p, c, h)) over
+// the candidates; scores are only compared within one problem.
+#pragma once
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "cks/catalogue.hpp"
+#include "cks/common.hpp"
+#include "cks/features.hpp"
+#include "cks/hw.hpp"
+
+namespace cks {
+
+class Registry;
+
+// ---------------------------------------------------------------- labels
+// Within a group g with oracle T*_g = max_c T(c):
+//   y(c)     = T(c) / T*_g                                   (1 for a measured maximiser)
+//   bands    sort by decreasing T; candidates i, i+1 adjacent in that order share a band when
+//            T_i - T_{i+1} < kBandMergeSigmas * sqrt(sigma_i^2 + sigma_{i+1}^2)
+//            (single linkage: a band is a maximal run of such merges); band 0 = top band
+//   grade    gamma(c) = max(0, kGradeMax - band(c))
+//   rel(c)   = max(0, gamma(c) - (kGradeMax - B)) = max(0, B - band(c)): with B = 2 the top band
+//            has relevance 2, the second band 1, every other band 0.
+// sigma is the throughput's standard deviation over the timed rounds, from the time's:
+// sigma_T = T * sigma_t / t (first-order propagation through T = 2MNK / t).
+inline constexpr int kGradeMax = 31;
+inline constexpr int kRelevanceBands = 2;
+inline constexpr double kBandMergeSigmas = 2.0;
+
+struct GroupLabels {
+  std::vector<double> y;
+  std::vector<int> band, grade;
+  std::vector<float> relevance;
+};
+// Throws Error on sizes that differ, an empty group or a non-positive throughput.
+GroupLabels label_group(std::span<const double> throughput, std::span<const double> sigma,
+                        int relevance_bands = kRelevanceBands);
+inline double throughput_sigma(double tflops, double mean_us, double std_us) {
+  return mean_us > 0 ? tflops * std_us / mean_us : 0.0;
+}
+
+// ---------------------------------------------------------------- data set
+// One shape-layout group of the data set: its rows are [begin, end) of the Dataset.
+struct DataGroup {
+  std::string key, set;
+  Problem problem;
+  size_t begin = 0, end = 0;
+  // cuBLAS's throughput in the same group (TFLOP/s), NaN when it was not measured.
+  double cublas_tflops = std::numeric_limits<double>::quiet_NaN();
+  size_t size() const { return end - begin; }
+  bool is_eval() const { return set == "eval"; }
+};
+
+// Status-ok CUTLASS measurements, rows contiguous per group (group-key order), with the
+// features phi(p, c, h) and the labels above. Repeated measurements of one candidate in a group
+// are merged: mean of the throughputs, variances pooled (mean of sigma^2).
+struct Dataset {
+  std::string hw_preset;  // h used for phi
+  std::vector<DataGroup> groups;
+  FeatureMatrix x;
+  std::vector<Candidate> candidates;  // per row; kernel indexes Catalogue::get(group layout)
+  std::vector<double> tflops, sigma;  // per row
+  std::vector<float> y, relevance;    // per row
+  std::vector<int> grade;             // per row
+  size_t skipped_unknown = 0;         // measured rows whose kernel/knobs are not in the catalogue
+  size_t skipped_groups = 0;          // groups without a positive throughput
+
+  size_t rows() const { return tflops.size(); }
+  // The groups selected by index (in the given order), rows copied.
+  Dataset subset(std::span<const size_t> group_indices) const;
+  // Indices of the evaluation groups (set 'eval') and of all the others (training).
+  std::vector<size_t> eval_groups() const;
+  std::vector<size_t> train_groups() const;
+};
+
+using Progress = std::function<void(std::string_view what, size_t done, size_t total)>;
+
+// Reads a registry. Throws Error when it holds no usable measurement.
+Dataset load_dataset(const Registry& registry, const HardwareDesc& hw, const Progress& progress = {});
+
+// ---------------------------------------------------------------- rankers
+enum class ModelKind : uint8_t { xgboost = 0, ridge = 1, mlp = 2 };
+std::string_view to_string(ModelKind k);
+ModelKind parse_model_kind(std::string_view s);  // throws Error "unknown model kind 'x' (...)"
+
+// Objectives per kind (the first is the kind's default):
+//   xgboost  rank:ndcg | rank:pairwise (targets rel) | reg:squarederror (target y, ablation)
+//   ridge    squared (target y)
+//   mlp      lambdarank-exp | lambdarank-linear | ranknet | mse
+std::vector<std::string_view> objectives(ModelKind k);
+// "" selects the default; throws Error naming the valid ones.
+std::string resolve_objective(ModelKind k, std::string_view objective);
+
+struct TrainOptions {
+  ModelKind kind = ModelKind::xgboost;
+  std::string objective;  // "" = the kind's default
+  uint64_t seed = 0;
+  int threads = 0;        // 0 = every core
+  // XGBoost (hist trees, native categoricals).
+  int rounds = 300;
+  double eta = 0.1;
+  int max_depth = 8;
+  double min_child_weight = 1.0;
+  double subsample = 0.8;
+  double colsample = 0.8;
+  double l2 = 1.0;         // XGBoost lambda
+  int max_bin = 256;
+  // Ridge: ell2 shrinkage lambda on the standardised features.
+  double ridge_lambda = 1.0;
+  // MLP.
+  std::vector<int> hidden{128, 64};
+  int epochs = 30;
+  double learning_rate = 1e-3;
+  int pair_cap = 2048;     // sampled pairs per group per epoch
+  int needle_top = 8;      // pairs touching the top-8 y are always kept
+
+  nlohmann::json to_json() const;
+  static TrainOptions from_json(const nlohmann::json& j);  // missing keys keep defaults
+};
+
+// What a model file records besides its parameters.
+struct ModelInfo {
+  ModelKind kind = ModelKind::xgboost;
+  std::string objective;
+  uint64_t schema_hash = 0;
+  std::string schema_version;
+  std::string hw_preset;
+  TrainOptions options;
+  nlohmann::json provenance;  // data source, groups, rows, data hash, tool version
+};
+
+// A trained scorer f(phi): higher is better, compared within one problem only.
+class Model {
+ public:
+  virtual ~Model() = default;
+  const ModelInfo& info() const { return info_; }
+  ModelInfo& info() { return info_; }
+  // Scores raw feature rows (schema order). out.size() == x.rows. Thread-safe.
+  virtual void predict(const FeatureMatrix& x, std::span<float> out) const = 0;
+  // The kind-specific parameter object of the model file.
+  virtual nlohmann::json parameters() const = 0;
+  // Threads predict() may use (default 1: the selector's one-core latency target). An execution
+  // setting, not part of the model, hence const.
+  virtual void set_threads(int threads) const {}
+
+  // Model file (JSON, see docs/models.md): {"format", "kind", "objective", "schema", "hw_preset",
+  // "options", "provenance", "parameters"}. Written deterministically (same model, same bytes).
+  std::string serialize() const;
+  void save(const std::string& path) const;
+  // Throws Error on a missing/unreadable file, another format, or a schema hash mismatch.
+  static std::unique_ptr<Model> load(const std::string& path);
+  static std::unique_ptr<Model> deserialize(std::string_view text, const std::string& origin = "model");
+
+ protected:
+  ModelInfo info_;
+};
+
+// Trains on every row of `data` (the caller selects the groups). Deterministic for a fixed
+// seed and thread count. Throws Error on an empty data set or an option out of range.
+std::unique_ptr<Model> train_model(const Dataset& data, const TrainOptions& options, const Progress& progress = {});
+// Whether Model B can be trained in this build (libtorch found at configure time).
+bool mlp_training_available();
+
+// ---------------------------------------------------------------- evaluation
+// Regret of a pick c in group g: R = 1 - T(c) / T*_g. Top-k regret: 1 - max over the first k
+// picks of T / T*_g. Rank of the pick: 1 + #{c' : T(c') > T(c)} (minimum-rank ties).
+inline constexpr std::array<int, 5> kTopK{1, 2, 4, 8, 16};
+
+struct GroupOutcome {
+  bool covered = false;  // the method picked a measured candidate in this group
+  double regret = 0;
+  std::array<double, kTopK.size()> topk_regret{};
+  double rank = 0;
+  double hit = 0;        // 1 when the pick is a measured maximiser (expected value for random)
+  double vs_cublas = std::numeric_limits<double>::quiet_NaN();  // T(pick) / T_cuBLAS
+};
+// Outcome of ranking the group's rows by `order` (row offsets within the group, best first;
+// may be shorter than the group: a method that suggests only a few candidates).
+GroupOutcome outcome_of_order(std::span<const double> tflops, std::span<const uint32_t> order, double cublas_tflops);
+// Outcome of scores (higher is better; ties broken by the lower row offset).
+GroupOutcome outcome_of_scores(std::span<const double> tflops, std::span<const float> scores, double cublas_tflops);
+// Exact expectation for a uniformly random order (top-k: k draws without replacement).
+GroupOutcome outcome_of_random(std::span<const double> tflops, double cublas_tflops);
+
+// Linear-interpolated quantile (numpy's default) of unsorted values; q in [0, 1].
+double quantile(std::vector<double> values, double q);
+
+// Per-group outcomes of one method on the evaluated groups (same order as EvalInput::groups).
+struct MethodOutcomes {
+  std::string method;
+  std::string note;  // e.g. "unavailable: <reason>"
+  std::vector<GroupOutcome> groups;
+};
+
+// The regime slices reported besides "all": size (small/medium/large), geometry
+// (square/tall/wide/skinny_k) and M (m<=16, m<=256, m>256), from tags_for() on hw.
+std::vector<std::string> regime_slices(const Problem& p, const HardwareDesc& hw);
+
+// One table row per method x slice: method, slice, groups, covered, regret_mean,
+// regret_median, regret_p95, regret_max, top1_hit, rank_mean, top{1,2,4,8,16}_regret,
+// vs_cublas_geomean, note. Slices: "all" then the regime slices present, sorted.
+Table summarize(const std::vector<MethodOutcomes>& methods, std::span<const DataGroup> groups, const HardwareDesc& hw);
+
+// ---------------------------------------------------------------- baselines
+// Static-score top-k: the measured candidates ranked by static_score().
+MethodOutcomes static_score_baseline(const Dataset& eval);
+// Best single configuration: configurations (kernel + knobs) measured in at least half of the
+// training groups of their layout, ordered by mean regret over those groups; in an evaluated
+// group the first k configurations of that order that were measured there are the top-k picks
+// (a group with none is not covered).
+MethodOutcomes best_single_baseline(const Dataset& train, const Dataset& eval);
+// Uniformly random pick (exact expectation).
+MethodOutcomes random_baseline(const Dataset& eval);
+// cuBLAS itself: regret 1 - T_cuBLAS / T*_g (negative when cuBLAS beats every CUTLASS candidate).
+MethodOutcomes cublas_baseline(const Dataset& eval);
+// A model's ranking.
+MethodOutcomes model_outcomes(const std::string& name, const Model& model, const Dataset& eval);
+
+// nvMatmulHeuristics (PyPI nvidia-matmul-heuristics) queried through tools/nvmmh_query.py for
+// H200 SXM, CUTLASS3 target, BF16 "TST" precision. A suggestion (tile, cluster, split-K) maps,
+// as in CUTLASS's integration (generate_sm90_from_heuristics_configs), onto every schedule and
+// tile scheduler of that tile/cluster with CUTLASS's automatic stage count; the profiler then
+// keeps the best of them, so a suggestion's value is the best measured candidate it maps to.
+// Top-k: the best over the first k suggestions that map to a measured candidate. When the
+// package (or Python) is missing the row's note is "unavailable: <reason>".
+struct NvmmhSuggestion {
+  int tm = 0, tn = 0, tk = 0, cm = 1, cn = 1, stages = 0, split_k = 1;
+};
+struct NvmmhResult {
+  bool available = false;
+  std::string reason;  // why not available
+  std::vector<std::vector<NvmmhSuggestion>> suggestions;  // per evaluated group
+};
+NvmmhResult query_nvmmh(std::span<const DataGroup> groups, int count = 16);
+MethodOutcomes nvmmh_baseline(const Dataset& eval, const NvmmhResult& result);
+
+// Cross-validation folds grouped by shape: every layout of one (m, n, k) lands in the same fold.
+// The distinct shapes, sorted by fnv1a64("<seed>:<m>x<n>x<k>"), are dealt round-robin into the
+// folds. Returns the fold of each group. Throws Error with fewer shapes than folds.
+std::vector<int> shape_folds(std::span<const DataGroup> groups, int folds, uint64_t seed);
+
+}  // namespace cks

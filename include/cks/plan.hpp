@@ -1,0 +1,79 @@
+// cks/plan.hpp — collection plans: which candidates to measure on which shape-layout groups.
+//
+// A plan is a JSON Lines file. The first line is a header, every further line one group:
+//   {"plan_version":1,"name":"...","created_by":"...", ...free-form provenance...}
+//   {"group":{"key":"4096x4096x4096_tn","m":4096,"n":4096,"k":4096,"layout":"tn","set":"train",
+//             "tags":{...},"policy":"biased-diverse","budget":2000,"seed":7},
+//    "candidates":[["k0123456789abcdef","r=h,s=1,d=h,k=1"], ...]}
+// A group may instead say "candidates":"exhaustive","pool":"<pool file>": every kernel of the
+// pool (a file of kernel IDs of the group's layout) times each of its knob settings, or only
+// its first setting with "knobs":"default". Candidates are listed in measurement order (best
+// static rank first); key, set, tags, policy, budget and seed are optional.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cks/catalogue.hpp"
+#include "cks/hw.hpp"
+#include "cks/registry.hpp"
+
+namespace cks {
+
+inline constexpr int kPlanVersion = 1;
+
+using CandidateRef = std::pair<std::string, std::string>;  // (kernel_id, RuntimeKnobs::canonical())
+
+struct PlanGroup {
+  GroupInfo group;
+  std::vector<CandidateRef> candidates;  // explicit, or the expansion of an exhaustive group
+  std::string pool;                      // exhaustive groups: the pool file as the plan names it
+  bool default_knobs = false;            // exhaustive groups: one knob setting per kernel (its first)
+};
+
+struct Plan {
+  std::string name, created_by;
+  std::string header_json = "{}";  // further header fields (sampling parameters, provenance)
+  std::vector<PlanGroup> groups;
+  size_t candidates() const;
+};
+
+// Reads and validates a plan. Errors are cks::Error "<path>:<line>: <what>". Pool paths are
+// relative to the plan's directory.
+Plan read_plan(const std::string& path);
+// Writes a plan atomically (temp file + rename). Exhaustive groups are written in their
+// exhaustive form.
+void write_plan(const Plan& plan, const std::string& path);
+
+// The candidates of an exhaustive group: every catalogue candidate (kernel x knob setting) of
+// the kernels a pool file lists (read_pool_file in cks/sampling.hpp: kernel IDs of `layout`),
+// in catalogue order; with default_knobs only each kernel's first knob setting (knob_settings()
+// order: raster along M, swizzle 1, the scheduler's heuristic decomposition).
+std::vector<CandidateRef> exhaustive_candidates(const std::string& pool_path, Layout layout, bool default_knobs);
+
+// `cks plan make`: the groups of a shape set (or a `cks shapes` CSV) x the candidates a
+// sampling policy picks for each (cks/sampling.hpp), or exhaustive groups over a pool.
+struct PlanMakeOptions {
+  std::string shapes_csv;            // a `cks shapes` CSV (columns m, n, k, layout; class, detail, seed optional) ...
+  std::string shape_set;             // ... or a shape set: paper | llm
+  uint64_t seed = 0;                 // shape-set construction and sampling draws
+  std::vector<Layout> layouts;       // empty => every layout of the source
+  size_t limit_groups = 0;           // 0 => every group
+  std::string policy = "biased-diverse";  // uniform | top | biased-diverse | exhaustive
+  double alpha = 0.75;
+  std::optional<int> budget;         // nullopt => the paper's budget rule per group
+  std::string pool;                  // kernel-ID file restricting the pool (exhaustive: required)
+  std::string group_set = "train";   // train | eval | proof | ...
+  std::string preset = kDefaultPreset;
+  std::string name;                  // plan name (header)
+};
+// Builds the plan. `plan_dir` is where the plan will be written: an exhaustive group names its
+// pool relative to it. Progress on stderr.
+Plan make_plan(const PlanMakeOptions& o, const std::string& plan_dir);
+
+// True for by 16 lowercase hex digits (KernelDesc::id()).
+bool is_kernel_id(std::string_view s);
+
+}  // namespace cks

@@ -1,0 +1,72 @@
+// Enumeration of the catalogue: every statically valid kernel of one layout, in canonical order,
+// and its candidates (kernel x runtime-knob setting).
+#include <algorithm>
+#include <mutex>
+
+#include "catalogue/model.hpp"
+#include "cks/common.hpp"
+
+namespace cks {
+
+namespace {
+
+// The auto-stage kernel and the explicit stage counts 2..kMaxExplicitStages that are valid
+// (they fit, and differ from the auto count: rules smem_capacity, duplicate_of_auto).
+void add_stage_variants(KernelDesc k, const HardwareDesc& hw, std::vector<KernelDesc>& out) {
+  auto add_if_valid = [&](int stages) {
+    k.stages = stages;
+    if (catalogue::first_violation(k, hw).rule.empty()) out.push_back(k);
+  };
+  add_if_valid(0);
+  for (int s = 2; s <= catalogue::kMaxExplicitStages; ++s) add_if_valid(s);
+}
+
+}  // namespace
+
+Catalogue Catalogue::build(Layout layout, const HardwareDesc& hw) {
+  std::vector<KernelDesc> kernels;
+  for (int tm : catalogue::kTileM)
+    for (int tn = catalogue::kTileNMin; tn <= catalogue::kTileNMax; tn += catalogue::kTileNStep)
+      for (int tk : catalogue::kTileK)
+        for (auto c : catalogue::kClusterShapes)
+          for (auto s : catalogue::kScheduleCombos) {
+            KernelDesc k{layout, tm, tn, tk, c.m, c.n, 0, s.mainloop, s.epilogue, s.scheduler};
+            if (catalogue::first_structural_violation(k, hw).rule.empty()) add_stage_variants(k, hw, kernels);
+          }
+
+  std::vector<std::pair<std::string, KernelDesc>> keyed;
+  keyed.reserve(kernels.size());
+  for (const auto& k : kernels) keyed.emplace_back(k.canonical(), k);
+  std::sort(keyed.begin(), keyed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+
+  Catalogue cat;
+  cat.layout_ = layout;
+  cat.kernels_.reserve(keyed.size());
+  cat.by_id_.reserve(keyed.size());
+  for (const auto& entry : keyed) {
+    const KernelDesc& k = entry.second;
+    const auto index = static_cast<uint32_t>(cat.kernels_.size());
+    cat.kernels_.push_back(k);
+    cat.by_id_.emplace_back(k.id(), index);
+    for (const auto& knobs : knob_settings(k)) cat.candidates_.push_back({index, knobs});
+  }
+  std::sort(cat.by_id_.begin(), cat.by_id_.end());
+  return cat;
+}
+
+const Catalogue& Catalogue::get(Layout layout) {
+  static std::once_flag once[kLayouts.size()];
+  static Catalogue cats[kLayouts.size()];
+  const auto i = static_cast<size_t>(layout);
+  std::call_once(once[i], [&] { cats[i] = build(layout, default_hw()); });
+  return cats[i];
+}
+
+std::optional<uint32_t> Catalogue::find(std::string_view kernel_id) const {
+  auto it = std::lower_bound(by_id_.begin(), by_id_.end(), kernel_id,
+                             [](const auto& entry, std::string_view id) { return entry.first < id; });
+  if (it == by_id_.end() || it->first != kernel_id) return std::nullopt;
+  return it->second;
+}
+
+}  // namespace cks

@@ -1,0 +1,44 @@
+// Runtime-knob settings a kernel admits: the candidate axis that needs no recompilation.
+//
+// Persistent tile scheduler (ping-pong, cooperative): raster order {along_m, along_n} x
+// max_swizzle {1, 2, 4, 8}. The raster heuristic is left out: CUTLASS resolves it per problem to
+// along_m or along_n (get_rasterization_order), so it always duplicates one of the explicit settings.
+//
+// Stream-K scheduler (cooperative only): decomposition {heuristic, stream_k, split_k x {2, 4, 8}}
+// x raster {along_m, along_n}, max_swizzle 1. data_parallel is left out: it runs exactly the
+// persistent schedule, which the same configuration's persistent kernel already covers. The
+// heuristic stays: it picks data-parallel, split-K or a hybrid Stream-K split per problem, a policy
+// none of the explicit settings reproduce. Swizzle is fixed at 1 to keep the candidate count in
+// check: Stream-K matters where the tile count is small, swizzle where it is large.
+//
+// Basic (non-persistent) TMA warp-specialized kernel: grid = tiles, no scheduler arguments, so
+// only the default setting.
+#include "cks/catalogue.hpp"
+
+namespace cks {
+
+namespace {
+constexpr RasterOrder kRasters[] = {RasterOrder::along_m, RasterOrder::along_n};
+constexpr int kSwizzles[] = {1, 2, 4, 8};
+constexpr int kSplits[] = {2, 4, 8};
+}  // namespace
+
+std::vector<RuntimeKnobs> knob_settings(const KernelDesc& k) {
+  std::vector<RuntimeKnobs> out;
+  if (k.mainloop == MainloopSchedule::tma_ws) {
+    out.push_back(RuntimeKnobs{});
+    return out;
+  }
+  for (RasterOrder r : kRasters) {
+    if (k.scheduler == TileSchedulerKind::persistent) {
+      for (int s : kSwizzles) out.push_back({r, s, Decomposition::heuristic, 1});
+    } else {
+      out.push_back({r, 1, Decomposition::heuristic, 1});
+      out.push_back({r, 1, Decomposition::stream_k, 1});
+      for (int splits : kSplits) out.push_back({r, 1, Decomposition::split_k, splits});
+    }
+  }
+  return out;
+}
+
+}  // namespace cks

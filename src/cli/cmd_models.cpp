@@ -1,0 +1,336 @@
+// `cks train`, `cks eval`, `cks select`: the learned selector (docs/models.md).
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <thread>
+
+#include "cks/models.hpp"
+#include "cks/registry.hpp"
+#include "cks/selector.hpp"
+#include "cli/commands.hpp"
+#include "cli/util.hpp"
+
+namespace cks::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr const char* kDefaultShards = "data/shards";
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// Where the data comes from: --registry DB, or --data DIR of shards (default data/shards), the
+// convention of `cks data`.
+struct SourceOpts {
+  std::string registry, data;
+};
+
+void add_source(CLI::App* cmd, SourceOpts& o) {
+  auto* r = cmd->add_option("--registry", o.registry, "a registry file (.db)");
+  auto* d = cmd->add_option("--data", o.data, "a directory of *.db.gz shards, merged when read (default data/shards)");
+  r->excludes(d);
+}
+
+std::unique_ptr<DataSource> open_source(const SourceOpts& o) {
+  if (!o.registry.empty()) {
+    if (fs::is_directory(o.registry))
+      throw Error("--registry expects a registry file; '" + o.registry + "' is a directory (use --data)");
+    return std::make_unique<DataSource>(o.registry);
+  }
+  const std::string dir = o.data.empty() ? kDefaultShards : o.data;
+  if (!fs::is_directory(dir)) {
+    if (o.data.empty()) throw Error("no data: pass --registry DB or --data DIR (" + dir + " not found)");
+    throw Error("--data expects a directory of shards; '" + dir + "' is not one");
+  }
+  return std::make_unique<DataSource>(dir);
+}
+
+const Progress& stderr_progress() {
+  static const Progress p = [](std::string_view what, size_t done, size_t total) {
+    progress(what, done, total ? total : done + 1);
+  };
+  return p;
+}
+
+Dataset read_dataset(const SourceOpts& src, std::string& origin) {
+  auto source = open_source(src);
+  origin = src.registry.empty() ? (src.data.empty() ? kDefaultShards : src.data) : src.registry;
+  RegistryOptions ro;
+  ro.create = false;
+  Registry reg(source->path(), ro);
+  Dataset d = load_dataset(reg, default_hw(), stderr_progress());
+  if (d.skipped_unknown)
+    std::cerr << "cks: note: " << d.skipped_unknown << " measured candidates are not in this build's catalogue (skipped)\n";
+  return d;
+}
+
+// Training options shared by train and eval.
+void add_train_options(CLI::App* cmd, TrainOptions& o) {
+  cmd->add_option("--objective", o.objective,
+                  "objective (xgboost: rank:ndcg, rank:pairwise, reg:squarederror; ridge: squared; mlp: "
+                  "lambdarank-exp, lambdarank-linear, ranknet, mse)");
+  cmd->add_option("--seed", o.seed, "random seed")->capture_default_str();
+  cmd->add_option("--threads", o.threads, "training threads (the model bytes depend on it; 0 = every core)")
+      ->capture_default_str();
+  cmd->add_option("--rounds", o.rounds, "xgboost: boosting rounds")->capture_default_str();
+  cmd->add_option("--eta", o.eta, "xgboost: learning rate")->capture_default_str();
+  cmd->add_option("--max-depth", o.max_depth, "xgboost: tree depth")->capture_default_str();
+  cmd->add_option("--lambda", o.ridge_lambda, "ridge: l2 shrinkage")->capture_default_str();
+  cmd->add_option("--hidden", o.hidden, "mlp: hidden layer widths")->delimiter(',')->capture_default_str();
+  cmd->add_option("--epochs", o.epochs, "mlp: epochs")->capture_default_str();
+  cmd->add_option("--lr", o.learning_rate, "mlp: Adam learning rate")->capture_default_str();
+  cmd->add_option("--pair-cap", o.pair_cap, "mlp: sampled pairs per group and epoch")->capture_default_str();
+}
+
+// Scoring threads of `cks eval`: the training thread count, 0 = every core.
+int scoring_threads(int threads) {
+  return threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+
+// --model of `cks eval`: a model file, or a kind[:objective] spec trained on the spot.
+struct ModelSpec {
+  std::unique_ptr<Model> file_model;  // set when --model is a file
+  TrainOptions options;               // what to (re)train
+  std::string name;
+};
+
+ModelSpec parse_model_spec(const std::string& arg, const TrainOptions& cli) {
+  ModelSpec spec;
+  if (fs::is_regular_file(arg)) {
+    spec.file_model = Model::load(arg);
+    spec.options = spec.file_model->info().options;
+    spec.name = std::string(to_string(spec.file_model->info().kind)) + " " + spec.file_model->info().objective;
+    return spec;
+  }
+  const size_t colon = arg.find(':');
+  ModelKind kind;
+  try {
+    kind = parse_model_kind(arg.substr(0, colon));
+  } catch (const Error&) {
+    throw Error("--model '" + arg + "' is neither a model file nor a model spec (xgboost[:objective], ridge, mlp[:objective])");
+  }
+  spec.options = cli;
+  spec.options.kind = kind;
+  spec.options.objective = resolve_objective(kind, colon == std::string::npos ? cli.objective : arg.substr(colon + 1));
+  spec.name = std::string(to_string(kind)) + " " + spec.options.objective;
+  return spec;
+}
+
+void register_train(CLI::App& app) {
+  auto* cmd = app.add_subcommand("train", "train a ranker on the training groups (every set but 'eval') and save it");
+  auto src = std::make_shared<SourceOpts>();
+  auto opts = std::make_shared<TrainOptions>();
+  auto kind = std::make_shared<std::string>("xgboost");
+  auto out = std::make_shared<std::string>();
+  auto fmt = std::make_shared<std::string>();
+  opts->threads = 2;  // fixed default: `cks train` must rebuild the same bytes on the 2-core machine
+  add_source(cmd, *src);
+  cmd->add_option("--out", *out, "model file to write (models/default.json is the shipped default)")->required();
+  cmd->add_option("--model", *kind, "xgboost, ridge or mlp")->capture_default_str();
+  add_train_options(cmd, *opts);
+  add_format(cmd, *fmt);
+  cmd->callback([=] {
+    const Format f = parse_format(*fmt);
+    opts->kind = parse_model_kind(*kind);
+    opts->objective = resolve_objective(opts->kind, opts->objective);
+    const auto t0 = Clock::now();
+    std::string origin;
+    const Dataset all = read_dataset(*src, origin);
+    const auto train_idx = all.train_groups();
+    if (train_idx.empty()) throw Error("no training groups in " + origin + " (every group is in the 'eval' set)");
+    const Dataset train = all.subset(train_idx);
+    std::cerr << "cks: training " << to_string(opts->kind) << " " << opts->objective << " on " << train.groups.size()
+              << " groups, " << train.rows() << " candidates\n";
+    auto model = train_model(train, *opts, stderr_progress());
+    model->info().provenance["source"] = origin;
+    if (const auto parent = fs::path(*out).parent_path(); !parent.empty()) fs::create_directories(parent);
+    model->save(*out);
+    Table t({"model", "objective", "groups", "rows", "eval_groups_held_out", "seconds", "out"});
+    t.add_row({std::string(to_string(opts->kind)), opts->objective, static_cast<int64_t>(train.groups.size()),
+               static_cast<int64_t>(train.rows()), static_cast<int64_t>(all.groups.size() - train_idx.size()),
+               seconds_since(t0), *out});
+    t.write(std::cout, f);
+  });
+}
+
+void register_eval(CLI::App& app) {
+  auto* cmd = app.add_subcommand("eval", "regret of a model and the baselines on the evaluation groups or in cross-validation");
+  auto src = std::make_shared<SourceOpts>();
+  auto opts = std::make_shared<TrainOptions>();
+  auto model_arg = std::make_shared<std::string>();
+  auto groups = std::make_shared<std::string>("evaluation");
+  auto folds = std::make_shared<int>(5);
+  auto no_baselines = std::make_shared<bool>(false);
+  auto no_nvmmh = std::make_shared<bool>(false);
+  auto fmt = std::make_shared<std::string>();
+  add_source(cmd, *src);
+  cmd->add_option("--model", *model_arg,
+                  "a model file, or a spec trained on the spot: xgboost[:objective], ridge, mlp[:objective]")
+      ->required();
+  cmd->add_option("--groups", *groups,
+                  "evaluation: the 'eval' set (model as given); cv: k-fold cross-validation over the training "
+                  "groups, folds grouped by shape (the model's options retrained per fold)")
+      ->capture_default_str();
+  cmd->add_option("--folds", *folds, "cross-validation folds")->capture_default_str();
+  cmd->add_flag("--no-baselines", *no_baselines, "only the model");
+  cmd->add_flag("--no-nvmmh", *no_nvmmh, "skip the nvMatmulHeuristics baseline");
+  add_train_options(cmd, *opts);
+  add_format(cmd, *fmt);
+  cmd->callback([=] {
+    const Format f = parse_format(*fmt);
+    if (*groups != "evaluation" && *groups != "cv")
+      throw Error("unknown --groups '" + *groups + "' (expected evaluation or cv)");
+    ModelSpec spec = parse_model_spec(*model_arg, *opts);
+    std::string origin;
+    const Dataset all = read_dataset(*src, origin);
+    const Dataset train = all.subset(all.train_groups());
+
+    Dataset evaluated;  // the groups reported, in report order
+    std::vector<MethodOutcomes> methods;
+    if (*groups == "evaluation") {
+      const auto eval_idx = all.eval_groups();
+      if (eval_idx.empty())
+        throw Error("no evaluation groups (set 'eval') in " + origin + "; use --groups cv");
+      evaluated = all.subset(eval_idx);
+      std::unique_ptr<Model> trained;
+      if (!spec.file_model) {
+        if (train.groups.empty()) throw Error("no training groups in " + origin);
+        trained = train_model(train, spec.options, stderr_progress());
+      }
+      const Model& model = spec.file_model ? *spec.file_model : *trained;
+      model.set_threads(scoring_threads(spec.options.threads));
+      methods.push_back(model_outcomes(spec.name, model, evaluated));
+      if (!*no_baselines) methods.push_back(best_single_baseline(train, evaluated));
+    } else {
+      if (train.groups.empty()) throw Error("no training groups in " + origin + " for cross-validation");
+      const std::vector<int> fold = shape_folds(train.groups, *folds, spec.options.seed);
+      // Out-of-fold outcomes, written back in the training-group order.
+      evaluated = train;
+      MethodOutcomes model_m{spec.name, std::to_string(*folds) + "-fold CV grouped by shape", {}};
+      MethodOutcomes single_m{"best-single-config", "", {}};
+      model_m.groups.resize(train.groups.size());
+      single_m.groups.resize(train.groups.size());
+      for (int fi = 0; fi < *folds; ++fi) {
+        std::vector<size_t> in, out;
+        for (size_t g = 0; g < train.groups.size(); ++g) (fold[g] == fi ? out : in).push_back(g);
+        std::cerr << "cks: fold " << fi + 1 << "/" << *folds << ": " << in.size() << " training, " << out.size()
+                  << " held-out groups\n";
+        const Dataset fit = train.subset(in), held = train.subset(out);
+        auto model = train_model(fit, spec.options, stderr_progress());
+        model->set_threads(scoring_threads(spec.options.threads));
+        const MethodOutcomes mo = model_outcomes(spec.name, *model, held);
+        const MethodOutcomes so = best_single_baseline(fit, held);
+        for (size_t j = 0; j < out.size(); ++j) {
+          model_m.groups[out[j]] = mo.groups[j];
+          single_m.groups[out[j]] = so.groups[j];
+        }
+      }
+      methods.push_back(std::move(model_m));
+      if (!*no_baselines) methods.push_back(std::move(single_m));
+    }
+    if (!*no_baselines) {
+      methods.push_back(static_score_baseline(evaluated));
+      methods.push_back(random_baseline(evaluated));
+      if (!*no_nvmmh) methods.push_back(nvmmh_baseline(evaluated, query_nvmmh(evaluated.groups)));
+      methods.push_back(cublas_baseline(evaluated));
+    }
+    summarize(methods, evaluated.groups, hw_preset(evaluated.hw_preset)).write(std::cout, f);
+  });
+}
+
+// The CUTLASS type block on one line for a table cell: comment lines dropped, whitespace runs
+// collapsed.
+std::string one_line(const std::string& block) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < block.size()) {
+    size_t end = block.find('\n', pos);
+    if (end == std::string::npos) end = block.size();
+    std::string_view line(block.data() + pos, end - pos);
+    pos = end + 1;
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string_view::npos || line.substr(first, 2) == "//") continue;
+    for (char c : line.substr(first)) {
+      if ((c == ' ' || c == '\t') && (out.empty() || out.back() == ' ')) continue;
+      out.push_back(c == '\t' ? ' ' : c);
+    }
+    if (!out.empty() && out.back() != ' ') out.push_back(' ');
+  }
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+void register_select(CLI::App& app) {
+  auto* cmd = app.add_subcommand("select", "rank the catalogue of one problem with the shipped model (or --model)");
+  auto p = std::make_shared<ProblemOpts>();
+  auto top = std::make_shared<int>(10);
+  auto model = std::make_shared<std::string>();
+  auto fallback = std::make_shared<std::string>();
+  auto timing = std::make_shared<bool>(false);
+  auto fmt = std::make_shared<std::string>();
+  add_problem(cmd, *p, /*with_preset=*/false);
+  cmd->add_option("--top", *top, "candidates to print")->capture_default_str();
+  cmd->add_option("--model", *model, "model file (default: the shipped models/default.json, or $CKS_MODEL)");
+  cmd->add_option("--fallback", *fallback, "static: rank by the static efficiency score when no model exists");
+  cmd->add_flag("--timing", *timing, "report selection latency (load, cold, cached) on stderr");
+  add_format(cmd, *fmt);
+  cmd->callback([=] {
+    const Format f = parse_format(*fmt);
+    const Layout layout = validate_problem(*p);
+    if (*top < 1) throw Error("--top must be >= 1 (got " + std::to_string(*top) + ")");
+    if (!fallback->empty() && *fallback != "static") throw Error("unknown --fallback '" + *fallback + "' (expected static)");
+    const auto t0 = Clock::now();
+    const std::string path = model->empty() ? Selector::default_model_path() : *model;
+    std::unique_ptr<Selector> selector;
+    if (fs::exists(path)) {
+      selector = std::make_unique<Selector>(path);
+    } else if (!model->empty()) {
+      throw Error("cannot read model file '" + path + "'");
+    } else if (*fallback == "static") {
+      selector = std::make_unique<Selector>(Selector::static_score(default_hw()));
+      std::cerr << "cks: note: no trained model at " << path << "; ranking by the static score (--fallback static)\n";
+    } else {
+      throw Error("no embedded default model yet (" + path +
+                  " missing): train it on the H200 corpus with `cks train --out models/default.json`, pass --model "
+                  "FILE, or --fallback static");
+    }
+    const double load_s = seconds_since(t0);
+    const auto t1 = Clock::now();
+    selector->prepare(layout);
+    const double prepare_s = seconds_since(t1);
+    const Problem problem{p->m, p->n, p->k, layout};
+    const auto t2 = Clock::now();
+    const Ranking ranking = selector->select(problem, static_cast<size_t>(*top));
+    const double cold_s = seconds_since(t2);
+    if (*timing) {
+      constexpr int kRepeats = 100000;
+      const auto t3 = Clock::now();
+      size_t sink = 0;
+      for (int i = 0; i < kRepeats; ++i) sink += selector->select(problem, static_cast<size_t>(*top)).size();
+      const double cached_s = seconds_since(t3) / kRepeats;
+      std::cerr << "cks: " << selector->description() << ": load " << load_s * 1e3 << " ms, layout set-up "
+                << prepare_s * 1e3 << " ms, cold select " << cold_s * 1e3 << " ms ("
+                << Catalogue::get(layout).candidates().size() << " candidates, 1 thread), cached select "
+                << cached_s * 1e6 << " us" << (sink ? "" : " (empty)") << "\n";
+    }
+    Table t({"rank", "kernel_id", "canonical", "knobs", "score", "cutlass_type"});
+    for (size_t i = 0; i < ranking.size(); ++i) {
+      const Selection& s = ranking[i];
+      t.add_row({static_cast<int64_t>(i + 1), s.kernel_id, s.canonical, s.knobs_text, s.score,
+                 one_line(cutlass_type(Catalogue::get(layout).kernels()[s.kernel]))});
+    }
+    t.write(std::cout, f);
+  });
+}
+
+}  // namespace
+
+void register_models(CLI::App& app) {
+  register_train(app);
+  register_eval(app);
+  register_select(app);
+}
+
+}  // namespace cks::cli

@@ -1,0 +1,186 @@
+// The training / evaluation data set: status-ok measurements of a registry, grouped per
+// shape-layout group, with phi(p, c, h) and the labels of cks/models.hpp.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "cks/models.hpp"
+#include "cks/registry.hpp"
+
+namespace cks {
+
+namespace {
+
+// One candidate's measurements in one group, merged.
+struct MergedRow {
+  Candidate candidate;
+  double tflops_sum = 0, var_sum = 0;
+  int count = 0;
+};
+
+// Rows of the group being read, in scan order (kernel id, knobs).
+struct PendingGroup {
+  std::string key, set;
+  Problem problem;
+  std::vector<MergedRow> rows;
+  std::string last_kernel, last_knobs;  // identity of rows.back(), to merge repeats
+  double cublas_sum = 0;
+  int cublas_count = 0;
+};
+
+class DatasetBuilder {
+ public:
+  DatasetBuilder(Dataset& out, const HardwareDesc& hw) : out_(out), hw_(hw) { out_.hw_preset = hw.preset; }
+
+  void add(const Observation& o) {
+    if (!pending_ || pending_->key != o.group_key) {
+      flush();
+      pending_ = PendingGroup{o.group_key, o.set, Problem{o.m, o.n, o.k, o.layout}, {}, {}, {}, 0, 0};
+    }
+    PendingGroup& g = *pending_;
+    // A key measured under several sets counts as evaluation data if any of them is 'eval'.
+    if (o.set == "eval") g.set = "eval";
+    if (!(o.tflops > 0) || !std::isfinite(o.tflops)) return;
+    if (o.kernel_id == "cublas") {
+      g.cublas_sum += o.tflops;
+      ++g.cublas_count;
+      return;
+    }
+    const double sigma = throughput_sigma(o.tflops, o.mean_us, o.std_us);
+    if (!g.rows.empty() && g.last_kernel == o.kernel_id && g.last_knobs == o.knobs) {
+      MergedRow& r = g.rows.back();
+      r.tflops_sum += o.tflops;
+      r.var_sum += sigma * sigma;
+      ++r.count;
+      return;
+    }
+    const auto candidate = resolve(o);
+    if (!candidate) {
+      ++out_.skipped_unknown;
+      return;
+    }
+    g.rows.push_back(MergedRow{*candidate, o.tflops, sigma * sigma, 1});
+    g.last_kernel = o.kernel_id;
+    g.last_knobs = o.knobs;
+  }
+
+  void flush() {
+    if (!pending_) return;
+    PendingGroup g = std::move(*pending_);
+    pending_.reset();
+    if (g.rows.empty()) {
+      ++out_.skipped_groups;
+      return;
+    }
+    const size_t n = g.rows.size();
+    std::vector<double> tflops(n), sigma(n);
+    std::vector<Candidate> candidates(n);
+    for (size_t i = 0; i < n; ++i) {
+      tflops[i] = g.rows[i].tflops_sum / g.rows[i].count;
+      sigma[i] = std::sqrt(g.rows[i].var_sum / g.rows[i].count);
+      candidates[i] = g.rows[i].candidate;
+    }
+    const GroupLabels labels = label_group(tflops, sigma);
+    FeatureMatrix x;
+    computer(g.problem.layout).compute(g.problem, candidates, x);
+
+    DataGroup dg;
+    dg.key = g.key;
+    dg.set = g.set;
+    dg.problem = g.problem;
+    dg.begin = out_.rows();
+    dg.end = dg.begin + n;
+    if (g.cublas_count) dg.cublas_tflops = g.cublas_sum / g.cublas_count;
+    out_.groups.push_back(std::move(dg));
+    out_.x.data.insert(out_.x.data.end(), x.data.begin(), x.data.end());
+    out_.x.cols = x.cols;
+    out_.x.rows += n;
+    out_.candidates.insert(out_.candidates.end(), candidates.begin(), candidates.end());
+    out_.tflops.insert(out_.tflops.end(), tflops.begin(), tflops.end());
+    out_.sigma.insert(out_.sigma.end(), sigma.begin(), sigma.end());
+    out_.y.insert(out_.y.end(), labels.y.begin(), labels.y.end());
+    out_.relevance.insert(out_.relevance.end(), labels.relevance.begin(), labels.relevance.end());
+    out_.grade.insert(out_.grade.end(), labels.grade.begin(), labels.grade.end());
+  }
+
+ private:
+  std::optional<Candidate> resolve(const Observation& o) const {
+    const auto kernel = Catalogue::get(o.layout).find(o.kernel_id);
+    if (!kernel) return std::nullopt;
+    try {
+      return Candidate{*kernel, RuntimeKnobs::from_canonical(o.knobs)};
+    } catch (const Error&) {
+      return std::nullopt;
+    }
+  }
+
+  // One feature computer per layout (its per-kernel terms are costly to build).
+  const FeatureComputer& computer(Layout layout) {
+    auto it = computers_.find(layout);
+    if (it == computers_.end())
+      it = computers_.emplace(layout, FeatureComputer(Catalogue::get(layout).kernels(), hw_)).first;
+    return it->second;
+  }
+
+  Dataset& out_;
+  const HardwareDesc& hw_;
+  std::optional<PendingGroup> pending_;
+  std::map<Layout, FeatureComputer> computers_;
+};
+
+}  // namespace
+
+Dataset load_dataset(const Registry& registry, const HardwareDesc& hw, const Progress& progress) {
+  Dataset out;
+  out.x.cols = FeatureSchema::get().size();
+  DatasetBuilder builder(out, hw);
+  size_t seen = 0;
+  scan_ok_measurements(registry, MeasurementFilter{}, [&](const Observation& o) {
+    builder.add(o);
+    if (progress && ++seen % 100000 == 0) progress("reading measurements", seen, 0);
+  });
+  builder.flush();
+  if (out.groups.empty())
+    throw Error("no usable measurements in " + registry.path() +
+                " (no status-ok CUTLASS measurement of a catalogue candidate)");
+  return out;
+}
+
+Dataset Dataset::subset(std::span<const size_t> group_indices) const {
+  Dataset d;
+  d.hw_preset = hw_preset;
+  d.x.cols = x.cols;
+  for (size_t gi : group_indices) {
+    const DataGroup& g = groups.at(gi);
+    DataGroup ng = g;
+    ng.begin = d.rows();
+    ng.end = ng.begin + g.size();
+    d.groups.push_back(ng);
+    d.x.data.insert(d.x.data.end(), x.data.begin() + g.begin * x.cols, x.data.begin() + g.end * x.cols);
+    d.x.rows += g.size();
+    auto copy = [&](auto& dst, const auto& src) { dst.insert(dst.end(), src.begin() + g.begin, src.begin() + g.end); };
+    copy(d.candidates, candidates);
+    copy(d.tflops, tflops);
+    copy(d.sigma, sigma);
+    copy(d.y, y);
+    copy(d.relevance, relevance);
+    copy(d.grade, grade);
+  }
+  return d;
+}
+
+std::vector<size_t> Dataset::eval_groups() const {
+  std::vector<size_t> idx;
+  for (size_t g = 0; g < groups.size(); ++g)
+    if (groups[g].is_eval()) idx.push_back(g);
+  return idx;
+}
+
+std::vector<size_t> Dataset::train_groups() const {
+  std::vector<size_t> idx;
+  for (size_t g = 0; g < groups.size(); ++g)
+    if (!groups[g].is_eval()) idx.push_back(g);
+  return idx;
+}
+
+}  // namespace cks

@@ -1,0 +1,203 @@
+// Model kinds and objectives, training dispatch, and the model file (JSON).
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cks/models.hpp"
+#include "models/rankers.hpp"
+
+namespace cks {
+
+namespace {
+
+constexpr std::string_view kModelFormat = "cks-model-1";
+constexpr std::array<std::string_view, 3> kKindNames{"xgboost", "ridge", "mlp"};
+
+std::string join(const std::vector<std::string_view>& v) {
+  std::string s;
+  for (auto x : v) s += (s.empty() ? "" : ", ") + std::string(x);
+  return s;
+}
+
+}  // namespace
+
+std::string_view to_string(ModelKind k) { return kKindNames[static_cast<size_t>(k)]; }
+
+ModelKind parse_model_kind(std::string_view s) {
+  for (size_t i = 0; i < kKindNames.size(); ++i)
+    if (kKindNames[i] == s) return static_cast<ModelKind>(i);
+  throw Error("unknown model kind '" + std::string(s) + "' (expected xgboost, ridge or mlp)");
+}
+
+std::vector<std::string_view> objectives(ModelKind k) {
+  switch (k) {
+    case ModelKind::xgboost: return {"rank:ndcg", "rank:pairwise", "reg:squarederror"};
+    case ModelKind::ridge: return {"squared"};
+    case ModelKind::mlp: return {"lambdarank-exp", "lambdarank-linear", "ranknet", "mse"};
+  }
+  return {};
+}
+
+std::string resolve_objective(ModelKind k, std::string_view objective) {
+  const auto valid = objectives(k);
+  if (objective.empty()) return std::string(valid.front());
+  for (auto v : valid)
+    if (v == objective) return std::string(v);
+  throw Error("unknown objective '" + std::string(objective) + "' for " + std::string(to_string(k)) +
+              " (expected " + join(valid) + ")");
+}
+
+nlohmann::json TrainOptions::to_json() const {
+  return {{"kind", to_string(kind)},
+          {"objective", objective},
+          {"seed", seed},
+          {"threads", threads},
+          {"rounds", rounds},
+          {"eta", eta},
+          {"max_depth", max_depth},
+          {"min_child_weight", min_child_weight},
+          {"subsample", subsample},
+          {"colsample", colsample},
+          {"l2", l2},
+          {"max_bin", max_bin},
+          {"ridge_lambda", ridge_lambda},
+          {"hidden", hidden},
+          {"epochs", epochs},
+          {"learning_rate", learning_rate},
+          {"pair_cap", pair_cap},
+          {"needle_top", needle_top}};
+}
+
+TrainOptions TrainOptions::from_json(const nlohmann::json& j) {
+  TrainOptions o;
+  auto get = [&](const char* key, auto& field) {
+    if (j.contains(key)) field = j.at(key).get<std::decay_t<decltype(field)>>();
+  };
+  if (j.contains("kind")) o.kind = parse_model_kind(j.at("kind").get<std::string>());
+  get("objective", o.objective);
+  get("seed", o.seed);
+  get("threads", o.threads);
+  get("rounds", o.rounds);
+  get("eta", o.eta);
+  get("max_depth", o.max_depth);
+  get("min_child_weight", o.min_child_weight);
+  get("subsample", o.subsample);
+  get("colsample", o.colsample);
+  get("l2", o.l2);
+  get("max_bin", o.max_bin);
+  get("ridge_lambda", o.ridge_lambda);
+  get("hidden", o.hidden);
+  get("epochs", o.epochs);
+  get("learning_rate", o.learning_rate);
+  get("pair_cap", o.pair_cap);
+  get("needle_top", o.needle_top);
+  return o;
+}
+
+std::string Model::serialize() const {
+  nlohmann::ordered_json j;
+  j["format"] = kModelFormat;
+  j["kind"] = to_string(info_.kind);
+  j["objective"] = info_.objective;
+  j["schema"] = {{"version", info_.schema_version}, {"hash", hex64(info_.schema_hash)}};
+  j["hw_preset"] = info_.hw_preset;
+  j["options"] = info_.options.to_json();
+  j["provenance"] = info_.provenance;
+  j["parameters"] = parameters();
+  return j.dump(1) + "\n";
+}
+
+void Model::save(const std::string& path) const {
+  const std::string text = serialize();
+  // Write a sibling temp file and rename: a reader never sees a half-written model.
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) throw Error("cannot write model file '" + path + "'");
+    out << text;
+    if (!out.flush()) throw Error("cannot write model file '" + path + "' (disk full?)");
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw Error("cannot write model file '" + path + "'");
+}
+
+std::unique_ptr<Model> Model::load(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot read model file '" + path + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return deserialize(ss.str(), path);
+}
+
+std::unique_ptr<Model> Model::deserialize(std::string_view text, const std::string& origin) {
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(origin + " is not a model file (invalid JSON)");
+  }
+  if (!j.is_object() || j.value("format", "") != kModelFormat)
+    throw Error(origin + " is not a model file (expected format '" + std::string(kModelFormat) + "')");
+  try {
+    const FeatureSchema& schema = FeatureSchema::get();
+    const std::string hash = j.at("schema").at("hash").get<std::string>();
+    if (hash != schema.hash_hex())
+      throw Error(origin + " was trained on feature schema " + hash + " but this build's schema is " +
+                  schema.hash_hex() + "; retrain it with `cks train`");
+    const ModelKind kind = parse_model_kind(j.at("kind").get<std::string>());
+    const auto& params = j.at("parameters");
+    std::unique_ptr<Model> m = kind == ModelKind::xgboost ? models_detail::load_xgboost(params)
+                               : kind == ModelKind::ridge ? models_detail::load_ridge(params)
+                                                          : models_detail::load_mlp(params);
+    ModelInfo& info = m->info();
+    info.kind = kind;
+    info.objective = resolve_objective(kind, j.at("objective").get<std::string>());
+    info.schema_hash = schema.hash();
+    info.schema_version = j.at("schema").at("version").get<std::string>();
+    info.hw_preset = j.at("hw_preset").get<std::string>();
+    info.options = TrainOptions::from_json(j.at("options"));
+    info.provenance = j.at("provenance");
+    return m;
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(origin + " is not a valid model file (" + e.what() + ")");
+  }
+}
+
+std::unique_ptr<Model> train_model(const Dataset& data, const TrainOptions& options, const Progress& progress) {
+  if (data.groups.empty() || data.rows() == 0) throw Error("no training groups in the data");
+  TrainOptions o = options;
+  o.objective = resolve_objective(o.kind, o.objective);
+  if (o.threads < 0) throw Error("--threads must be >= 0");
+  std::unique_ptr<Model> m;
+  switch (o.kind) {
+    case ModelKind::xgboost: m = models_detail::train_xgboost(data, o, progress); break;
+    case ModelKind::ridge: m = models_detail::train_ridge(data, o, progress); break;
+    case ModelKind::mlp: m = models_detail::train_mlp(data, o, progress); break;
+  }
+  const FeatureSchema& schema = FeatureSchema::get();
+  ModelInfo& info = m->info();
+  info.kind = o.kind;
+  info.objective = o.objective;
+  info.schema_hash = schema.hash();
+  info.schema_version = std::string(schema.version());
+  info.hw_preset = data.hw_preset;
+  info.options = o;
+  // Training-data summary (the caller adds where the data came from). data_hash identifies the
+  // groups and their measured candidates: fnv1a64 over "key:rows:sum of TFLOP/s" of every group.
+  std::string digest;
+  for (const auto& g : data.groups) {
+    double sum = 0;
+    for (size_t r = g.begin; r < g.end; ++r) sum += data.tflops[r];
+    digest += g.key + ":" + std::to_string(g.size()) + ":" + format_double(sum) + ";";
+  }
+  info.provenance = {{"groups", data.groups.size()}, {"rows", data.rows()}, {"data_hash", hex64(fnv1a64(digest))},
+                     {"cks_version", CKS_VERSION}};
+  return m;
+}
+
+namespace models_detail {
+int resolve_threads(int threads) {
+  return threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+}
+}  // namespace models_detail
+
+}  // namespace cks

@@ -1,0 +1,22 @@
+// The concrete rankers behind cks::Model (one file each) and what model.cpp needs of them.
+#pragma once
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "cks/models.hpp"
+
+namespace cks::models_detail {
+
+std::unique_ptr<Model> train_xgboost(const Dataset& data, const TrainOptions& options, const Progress& progress);
+std::unique_ptr<Model> load_xgboost(const nlohmann::json& parameters);
+
+std::unique_ptr<Model> train_ridge(const Dataset& data, const TrainOptions& options, const Progress& progress);
+std::unique_ptr<Model> load_ridge(const nlohmann::json& parameters);
+
+std::unique_ptr<Model> train_mlp(const Dataset& data, const TrainOptions& options, const Progress& progress);
+std::unique_ptr<Model> load_mlp(const nlohmann::json& parameters);
+
+int resolve_threads(int threads);  // 0 -> every core
+
+}  // namespace cks::models_detail

@@ -1,0 +1,136 @@
+#include "monitor/compile_source.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <numeric>
+#include <tuple>
+
+#include "cks/common.hpp"
+
+namespace cks::monitor {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+class NvccSource final : public CompileSource {
+ public:
+  explicit NvccSource(const CompileOptions& o) : options_(o), pool_(o) {}
+  void submit(std::vector<KernelToBuild> batch) override {
+    std::vector<KernelDesc> descs;
+    for (auto& k : batch) {
+      if (!k.desc) throw std::logic_error("nvcc compile of kernel " + k.id + " without a descriptor");
+      descs.push_back(*k.desc);
+    }
+    pool_.submit(std::move(descs));
+  }
+  std::optional<LibraryResult> poll() override { return pool_.next(std::chrono::milliseconds(0)); }
+  size_t pending() const override { return pool_.pending(); }
+  std::string flags() const override {
+    std::string s;
+    for (const auto& f : nvcc_flags(options_)) s += (s.empty() ? "" : " ") + f;
+    return s;
+  }
+  std::string compiler_version() const override { return options_.cuda_version; }
+
+ private:
+  CompileOptions options_;
+  CompilePool pool_;
+};
+
+// Batches become ready one after another, each `seconds_per_batch` after the previous one
+// (a single simulated compile slot), so tests see libraries appear while GPUs measure.
+class FakeSource final : public CompileSource {
+ public:
+  FakeSource(worker::fake::FaultSpec faults, double seconds_per_batch)
+      : faults_(std::move(faults)), delay_(std::chrono::duration_cast<Clock::duration>(
+                                         std::chrono::duration<double>(seconds_per_batch))) {}
+  void submit(std::vector<KernelToBuild> batch) override {
+    const auto start = std::max(Clock::now(), queue_.empty() ? Clock::time_point{} : queue_.back().ready_at);
+    queue_.push_back({std::move(batch), start + delay_});
+  }
+  std::optional<LibraryResult> poll() override {
+    if (queue_.empty() || queue_.front().ready_at > Clock::now()) return std::nullopt;
+    Pending p = std::move(queue_.front());
+    queue_.pop_front();
+    LibraryResult lib;
+    std::string members;
+    for (const auto& k : p.kernels) members += k.id + ";";
+    lib.lib_hash = "fake-" + hex64(fnv1a64(members));  // no file: the fake backend needs none
+    lib.seconds = std::chrono::duration<double>(delay_).count();
+    for (size_t i = 0; i < p.kernels.size(); ++i) {
+      KernelCompileInfo info;
+      info.kernel_id = p.kernels[i].id;
+      if (p.kernels[i].desc) info.canonical = p.kernels[i].desc->canonical();
+      if (faults_.compile_fails(info.kernel_id)) {
+        info.status = "compile_error";
+        info.error = "fake compile error (fault spec)";
+      } else {
+        info.status = "ok";
+        info.index = static_cast<int>(i);
+      }
+      info.compile_seconds = lib.seconds / static_cast<double>(p.kernels.size());
+      lib.kernels.push_back(std::move(info));
+    }
+    return lib;
+  }
+  size_t pending() const override { return queue_.size(); }
+  std::string flags() const override { return "fake"; }
+  std::string compiler_version() const override { return "fake"; }
+
+ private:
+  struct Pending {
+    std::vector<KernelToBuild> kernels;
+    Clock::time_point ready_at;
+  };
+  worker::fake::FaultSpec faults_;
+  Clock::duration delay_;
+  std::deque<Pending> queue_;
+};
+
+// Sort key that puts kernels sharing CUTLASS instantiations next to each other.
+auto instantiation_key(const KernelToBuild& k) {
+  const KernelDesc d = k.desc.value_or(KernelDesc{});
+  return std::make_tuple(!k.desc.has_value(), d.layout, d.tm, d.tn, d.tk, d.mainloop, d.epilogue, d.scheduler,
+                         d.cm, d.cn, d.stages, k.id);
+}
+
+}  // namespace
+
+std::unique_ptr<CompileSource> make_nvcc_source(const CompileOptions& options) {
+  return std::make_unique<NvccSource>(options);
+}
+
+std::unique_ptr<CompileSource> make_fake_source(worker::fake::FaultSpec faults, double seconds_per_batch) {
+  return std::make_unique<FakeSource>(std::move(faults), seconds_per_batch);
+}
+
+std::vector<std::vector<KernelToBuild>> make_batches(const std::vector<KernelToBuild>& kernels,
+                                                     const std::vector<size_t>& rank, size_t per_batch) {
+  std::vector<size_t> order(kernels.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return instantiation_key(kernels[a]) < instantiation_key(kernels[b]); });
+  struct Batch {
+    std::vector<KernelToBuild> kernels;
+    size_t best_rank = SIZE_MAX;
+  };
+  const auto layout_of = [](const KernelToBuild& k) { return k.desc ? static_cast<int>(k.desc->layout) : -1; };
+  std::vector<Batch> batches;
+  per_batch = std::max<size_t>(per_batch, 1);
+  for (size_t i : order) {
+    // A TU holds one layout: its kernels share the operand types and copy atoms.
+    const bool layout_changes = !batches.empty() && layout_of(batches.back().kernels.back()) != layout_of(kernels[i]);
+    if (batches.empty() || batches.back().kernels.size() == per_batch || layout_changes) batches.emplace_back();
+    batches.back().kernels.push_back(kernels[i]);
+    batches.back().best_rank = std::min(batches.back().best_rank, rank[i]);
+  }
+  std::stable_sort(batches.begin(), batches.end(),
+                   [](const Batch& a, const Batch& b) { return a.best_rank < b.best_rank; });
+  std::vector<std::vector<KernelToBuild>> out;
+  for (auto& b : batches) out.push_back(std::move(b.kernels));
+  return out;
+}
+
+}  // namespace cks::monitor

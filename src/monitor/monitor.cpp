@@ -1,0 +1,938 @@
+// The collection monitor (cks/monitor.hpp, docs/monitor.md).
+//
+// One thread runs an event loop over: the compile source (libraries appear while GPUs
+// measure), one worker process per GPU (poll() on their stdout pipes), deadlines and
+// heartbeats, the time budget and stop signals, periodic checkpoints. Every registry write
+// happens on this thread, one committed transaction per measurement, so a kill -9 of the
+// monitor loses at most the measurement in flight (which stays pending and is redone).
+//
+// Failure attribution: a worker runs at most one request at a time, so a crash (EOF on its
+// stdout, protocol garbage) or timeout (deadline passed, heartbeats silent) is charged to the
+// request it was running: a measurement gets a crash/timeout row; a group set-up gets a
+// crash/timeout cuBLAS row; an idle or starting worker charges nothing. The worker is then
+// killed, reaped and respawned.
+#include "cks/monitor.hpp"
+
+#include <poll.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <deque>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "cks/common.hpp"
+#include "cks/plan.hpp"
+#include "cks/registry.hpp"
+#include "monitor/compile_source.hpp"
+#include "monitor/environment.hpp"
+#include "monitor/worker_process.hpp"
+#include "worker/fake.hpp"
+#include "worker/protocol.hpp"
+
+namespace cks {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using monitor::CompileSource;
+using monitor::KernelToBuild;
+using monitor::WorkerProcess;
+using worker::Event;
+using worker::EventType;
+using worker::Request;
+using worker::RequestType;
+
+// A GPU whose worker fails this many times in a row outside any request (at start-up or while
+// idle) is given up: nothing can be attributed, so retrying would loop forever.
+constexpr int kMaxIdleFailures = 3;
+constexpr int kPollMs = 50;
+constexpr double kQuitGraceS = 1.0;  // a worker asked to quit is killed after this long
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+Clock::time_point after(double seconds) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+std::string fmt_s(double s) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f s", s);
+  return buf;
+}
+
+// Copies a timing into a row. Absent readings (NaN) are stored as 0, the registry's "absent";
+// tflops = 2 M N K / mean.
+void set_timing(MeasurementRow& r, const worker::Timing& t, const GroupInfo& g) {
+  const auto value = [](double v) { return std::isfinite(v) ? v : 0.0; };
+  r.mean_us = value(t.mean_us);
+  r.std_us = value(t.std_us);
+  r.n = t.n;
+  r.tflops = r.mean_us > 0 ? 2.0 * g.m * g.n * g.k / (r.mean_us * 1e-6) / 1e12 : 0;
+  r.sm_clock_mhz = value(t.sm_clock_mhz);
+  r.mem_clock_mhz = value(t.mem_clock_mhz);
+  r.temp_c = value(t.temp_c);
+  r.power_w = value(t.power_w);
+}
+
+// ---- state --------------------------------------------------------------------------------
+
+struct Item {
+  std::string kernel, knobs;
+};
+
+struct GroupState {
+  GroupInfo info;
+  std::deque<Item> queue;    // items without a final row, in measurement order; retries first
+  size_t ready = 0;          // items in `queue` whose kernel library is ready
+  size_t in_flight = 0;      // items being measured
+  size_t workers_on = 0;     // workers set up (or setting up) for this group
+  bool cublas_recorded = false;
+  double cublas_us = kInf, best_us = kInf;
+  std::unordered_set<std::string> checked;  // kernels whose results were checked in this run
+  int setup_failures = 0;
+  bool abandoned = false;    // set-up failed max_attempts times: skipped for this run
+  bool done() const { return queue.empty() && in_flight == 0; }
+};
+
+enum class KernelStatus { building, ready, compile_error, quarantined };
+
+struct KernelState {
+  KernelStatus status = KernelStatus::building;
+  std::string lib_path;
+  int index = 0;
+  size_t rank = SIZE_MAX;                    // best position in any group's measurement order
+  std::map<size_t, size_t> queued_in_group;  // group index -> items of this kernel in its queue
+  std::optional<KernelDesc> desc;
+};
+
+enum class WorkerStatus {
+  starting,    // spawned, hello sent
+  idle,
+  setting_up,  // group request sent
+  measuring,   // measure request sent
+  exiting,     // reported a fatal result; respawned when it exits
+  stopped,     // not restarted (stop, or given up)
+};
+
+struct Running {
+  size_t group = 0;
+  Item item;
+  int attempt = 1;
+  int64_t id = 0;
+  std::string started_at;
+  Clock::time_point t0;
+};
+
+struct Worker {
+  int device = 0;
+  std::string name;  // "gpu<device>"
+  std::unique_ptr<WorkerProcess> proc;
+  uint64_t generation = 0;   // bumped at every spawn: events of a killed process are dropped
+  WorkerStatus status = WorkerStatus::stopped;
+  std::optional<size_t> group;  // group whose buffers the worker holds (or is setting up)
+  std::optional<Running> running;
+  Clock::time_point deadline, last_heard;
+  int idle_failures = 0;  // consecutive failures outside a request (reset by an answered request)
+  std::string last_failure;
+  bool busy() const { return status == WorkerStatus::setting_up || status == WorkerStatus::measuring; }
+};
+
+// ---- the collector ------------------------------------------------------------------------
+
+class Collector {
+ public:
+  explicit Collector(const CollectOptions& o) : o_(o), signals_(o.handle_signals) {}
+  CollectSummary run();
+
+ private:
+  void validate();
+  void load();
+  bool start_workers();
+  void begin_run();
+  void start_compiles();
+  void loop();
+  void finish();
+
+  // compile
+  void pump_compile();
+  void on_kernel_compiled(const LibraryResult& lib, const KernelCompileInfo& k);
+  void record_compile(const LibraryResult& lib, const KernelCompileInfo& k);
+  void mark_ready(const std::string& kernel, const std::string& lib_path, int index);
+  // work
+  void assign(Worker& w);
+  void dispatch(Worker& w, size_t gi);
+  void detach(Worker& w);
+  // workers
+  void spawn(Worker& w);
+  void poll_workers();
+  void on_readable(Worker& w);
+  void on_event(Worker& w, const Event& e);
+  void on_group_ready(Worker& w, const Event& e);
+  void on_result(Worker& w, const Event& e);
+  void check_timers();
+  void fail_worker(Worker& w, const std::string& status, const std::string& reason);
+  void abandon(Worker& w);
+  // rows
+  MeasurementRow row(const GroupState& g, const std::string& kernel, const std::string& knobs,
+                     const std::string& status, const std::string& worker);
+  void insert(MeasurementRow r);
+  void record_failure(Worker& w, const std::string& status, const std::string& reason);
+  void drop_kernel(const std::string& kernel, KernelStatus final_status, const std::string& error);
+  // run control
+  void update_stop();
+  bool finished() const;
+  void checkpoint(bool force);
+  void progress(bool force);
+  size_t remaining_items() const;
+  void note(const std::string& msg) const { std::fprintf(stderr, "cks collect: %s\n", msg.c_str()); }
+
+  CollectOptions o_;
+  monitor::SignalScope signals_;
+  worker::fake::FaultSpec faults_;
+  Plan plan_;
+  std::unique_ptr<Registry> reg_;
+  std::string run_uuid_;
+  std::vector<GroupState> groups_;
+  std::unordered_map<std::string, KernelState> kernels_;
+  std::vector<Worker> workers_;
+  std::unique_ptr<CompileSource> compile_;
+  std::optional<worker::DeviceInfo> first_device_;
+  CollectSummary summary_;
+  int64_t next_measurement_id_ = 0;
+  std::string stop_;  // why dispatching stopped ("time budget", "signal"); empty while running
+  Clock::time_point t_start_, last_checkpoint_, last_progress_;
+  double longest_checkpoint_s_ = 0;
+  double measure_seconds_ = 0;  // sum over answered measurements (dispatch to result)
+  size_t measured_ = 0;
+};
+
+void Collector::validate() {
+  if (o_.plan_path.empty()) throw Error("no plan given (--plan)");
+  if (o_.registry_path.empty()) throw Error("no registry given (--registry)");
+  if (o_.backend != "cuda" && o_.backend != "fake")
+    throw Error("unknown backend '" + o_.backend + "' (expected cuda or fake)");
+  const bool fake = o_.backend == "fake";
+  if (!fake && !o_.fault_spec.empty()) throw Error("--fault needs --backend fake");
+  if (!fake && o_.fake_compile_s > 0) throw Error("--fake-compile-seconds needs --backend fake");
+  faults_ = worker::fake::FaultSpec::parse(o_.fault_spec);
+  if (o_.max_attempts < 1) throw Error("--max-attempts must be at least 1");
+  if (!(o_.deadline_s > 0)) throw Error("--deadline must be positive");
+  if (!(o_.heartbeat_timeout_s > 0)) throw Error("--heartbeat-timeout must be positive");
+  if (o_.time_budget_s < 0) throw Error("--time-budget must not be negative");
+  if (o_.cut_factor != 0 && !(o_.cut_factor >= 1)) throw Error("--cut-factor must be at least 1 (or 0: off)");
+  if (o_.kernels_per_tu < 1) throw Error("--kernels-per-tu must be at least 1");
+  if (!(o_.checkpoint_every_s > 0)) throw Error("--checkpoint-every must be positive");
+  for (int g : o_.gpus)
+    if (g < 0) throw Error("--gpus: device indices must be >= 0");
+  if (std::set<int>(o_.gpus.begin(), o_.gpus.end()).size() != o_.gpus.size()) throw Error("--gpus lists a device twice");
+  if (o_.worker_exe.empty()) o_.worker_exe = monitor::default_worker_exe();
+  if (::access(o_.worker_exe.c_str(), X_OK) != 0)
+    throw Error("worker executable '" + o_.worker_exe + "' not found or not executable (pass --worker)");
+  if (o_.cutlass_dir.empty()) o_.cutlass_dir = default_cutlass_dir();
+  o_.cache_dir = fs::absolute(o_.cache_dir).string();  // workers dlopen() libraries by this path
+}
+
+// Plan -> registry (groups, plan items) -> per-group queues of pending items in plan order.
+void Collector::load() {
+  plan_ = read_plan(o_.plan_path);
+  reg_ = std::make_unique<Registry>(o_.registry_path);
+  const bool fake = o_.backend == "fake";
+  for (size_t gi = 0; gi < plan_.groups.size(); ++gi) {
+    const PlanGroup& pg = plan_.groups[gi];
+    reg_->upsert_group(pg.group);
+    reg_->add_plan_items(pg.group.key, pg.candidates);
+    const auto pending = reg_->pending_items(pg.group.key, o_.max_attempts);
+    const std::set<CandidateRef> pending_set(pending.begin(), pending.end());
+    GroupState g;
+    g.info = pg.group;
+    for (size_t pos = 0; pos < pg.candidates.size(); ++pos) {
+      const auto& [kernel, knobs] = pg.candidates[pos];
+      if (!pending_set.count(pg.candidates[pos])) continue;
+      g.queue.push_back({kernel, knobs});
+      KernelState& ks = kernels_[kernel];
+      ks.rank = std::min(ks.rank, pos);
+      ++ks.queued_in_group[gi];
+      if (!fake && !ks.desc) {
+        const Catalogue& cat = Catalogue::get(pg.group.layout);
+        const auto idx = cat.find(kernel);
+        if (!idx)
+          throw Error("plan group " + pg.group.key + ": kernel " + kernel + " is not in the " +
+                      std::string(to_string(pg.group.layout)) + " catalogue");
+        ks.desc = cat.kernels()[*idx];
+      }
+    }
+    summary_.items += pg.candidates.size();
+    summary_.pending_at_start += g.queue.size();
+    groups_.push_back(std::move(g));
+  }
+  summary_.groups = groups_.size();
+}
+
+std::vector<std::string> worker_argv(const CollectOptions& o, int device) {
+  std::vector<std::string> argv{o.worker_exe, "--backend", o.backend, "--device", std::to_string(device),
+                                "--seed", std::to_string(o.seed)};
+  if (o.pool_gb > 0) argv.insert(argv.end(), {"--pool-gb", std::to_string(o.pool_gb)});
+  if (!o.fault_spec.empty()) argv.insert(argv.end(), {"--fault", o.fault_spec});
+  return argv;
+}
+
+void Collector::spawn(Worker& w) {
+  w.proc = std::make_unique<WorkerProcess>(worker_argv(o_, w.device));
+  ++w.generation;
+  w.status = WorkerStatus::starting;
+  w.group.reset();
+  w.running.reset();
+  w.deadline = after(o_.deadline_s);
+  w.last_heard = Clock::now();
+  Request hello;
+  hello.type = RequestType::hello;
+  w.proc->send(hello);  // a worker that died at once shows up as EOF
+}
+
+// Spawns one worker per GPU and waits for the first hello (its device is the run's
+// provenance). False when a stop was requested meanwhile.
+bool Collector::start_workers() {
+  std::vector<int> gpus = o_.gpus;
+  if (gpus.empty()) gpus = o_.backend == "fake" ? std::vector<int>{0} : monitor::visible_gpus();
+  workers_.resize(gpus.size());
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    workers_[i].device = gpus[i];
+    workers_[i].name = "gpu" + std::to_string(gpus[i]);
+    spawn(workers_[i]);
+  }
+  while (!first_device_) {
+    update_stop();
+    if (!stop_.empty()) return false;
+    if (std::all_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.status == WorkerStatus::stopped; }))
+      throw Error("no worker could be started (last: " + workers_.front().last_failure + "; see messages above)");
+    poll_workers();
+    check_timers();
+  }
+  return true;
+}
+
+void Collector::begin_run() {
+  RunInfo info;
+  info.kind = "collect";
+  info.gpu_name = first_device_->gpu_name;
+  info.gpu_uuid = first_device_->gpu_uuid;
+  info.driver_version = first_device_->driver_version;
+  info.cuda_version = first_device_->cuda_runtime_version;
+  info.cublas_version = first_device_->cublas_version;
+  info.cutlass_version = monitor::cutlass_version(o_.cutlass_dir);
+  info.git_sha = monitor::git_sha();
+  info.host = monitor::host_name();
+  info.command = o_.command;
+  info.started_at = utc_now();
+  nlohmann::ordered_json extra{{"backend", o_.backend},
+                               {"plan", o_.plan_path},
+                               {"plan_name", plan_.name},
+                               {"deadline_s", o_.deadline_s},
+                               {"heartbeat_timeout_s", o_.heartbeat_timeout_s},
+                               {"max_attempts", o_.max_attempts},
+                               {"cut_factor", o_.cut_factor},
+                               {"time_budget_s", o_.time_budget_s}};
+  nlohmann::json devices = nlohmann::json::array();
+  for (const auto& w : workers_) devices.push_back(w.device);
+  extra["gpus"] = devices;
+  if (!o_.fault_spec.empty()) extra["fault_spec"] = o_.fault_spec;
+  info.extra_json = extra.dump();
+  run_uuid_ = reg_->begin_run(info);
+  summary_.run_uuid = run_uuid_;
+}
+
+// Kernels whose library is already in the cache are ready at once; a kernel the registry
+// knows as a compile error is not retried (its pending items get compile_error rows); the
+// rest is compiled in batches, most promising first. The nvcc pool is only started when
+// something needs compiling (a fully cached plan runs where no nvcc is installed).
+void Collector::start_compiles() {
+  const bool fake = o_.backend == "fake";
+  std::vector<KernelToBuild> to_build;
+  std::vector<size_t> rank;
+  std::vector<std::string> ids;
+  for (const auto& [id, ks] : kernels_) ids.push_back(id);
+  std::sort(ids.begin(), ids.end());
+  for (const auto& id : ids) {
+    const KernelState& ks = kernels_.at(id);
+    if (!fake) {
+      if (const auto known = reg_->kernel(id)) {
+        const fs::path lib = fs::path(o_.cache_dir) / ("cks_" + known->lib_hash + ".so");
+        if (known->status == "ok" && !known->lib_hash.empty() && fs::exists(lib)) {
+          mark_ready(id, lib.string(), known->index);
+          continue;
+        }
+        if (known->status == "compile_error") {
+          drop_kernel(id, KernelStatus::compile_error, known->error);
+          continue;
+        }
+      }
+    }
+    to_build.push_back({id, ks.desc});
+    rank.push_back(ks.rank);
+  }
+  if (to_build.empty()) return;
+  if (fake) {
+    compile_ = monitor::make_fake_source(faults_, o_.fake_compile_s);
+  } else {
+    CompileOptions co;
+    co.cutlass_dir = o_.cutlass_dir;
+    co.cache_dir = o_.cache_dir;
+    co.nvcc = o_.nvcc;
+    co.jobs = o_.jobs;
+    co.kernels_per_tu = o_.kernels_per_tu;
+    co.mem_limit_gb = o_.mem_limit_gb;
+    co.cuda_version = nvcc_version(o_.nvcc);
+    compile_ = monitor::make_nvcc_source(co);
+  }
+  for (auto& batch : monitor::make_batches(to_build, rank, static_cast<size_t>(o_.kernels_per_tu)))
+    compile_->submit(std::move(batch));
+}
+
+void Collector::mark_ready(const std::string& kernel, const std::string& lib_path, int index) {
+  KernelState& ks = kernels_.at(kernel);
+  ks.status = KernelStatus::ready;
+  ks.lib_path = lib_path;
+  ks.index = index;
+  for (const auto& [gi, n] : ks.queued_in_group) groups_[gi].ready += n;
+}
+
+void Collector::pump_compile() {
+  if (!compile_) return;
+  while (auto lib = compile_->poll())
+    for (const auto& k : lib->kernels) on_kernel_compiled(*lib, k);
+  if (compile_->pending() > 0) return;
+  // Defensive: a kernel the compiler never reported would otherwise wait forever.
+  for (auto& [id, ks] : kernels_)
+    if (ks.status == KernelStatus::building) {
+      ++summary_.compile_errors;
+      drop_kernel(id, KernelStatus::compile_error, "the compile pool returned no result for this kernel");
+    }
+}
+
+void Collector::on_kernel_compiled(const LibraryResult& lib, const KernelCompileInfo& k) {
+  auto it = kernels_.find(k.kernel_id);
+  if (it == kernels_.end() || it->second.status != KernelStatus::building) return;
+  // The fake compiler builds no library: the registry's kernels table is for real compiles.
+  if (o_.backend != "fake") record_compile(lib, k);
+  if (k.status == "ok") {
+    ++summary_.kernels_compiled;
+    mark_ready(k.kernel_id, lib.lib_path, k.index);
+  } else {
+    ++summary_.compile_errors;
+    drop_kernel(k.kernel_id, KernelStatus::compile_error, k.error);
+  }
+}
+
+void Collector::record_compile(const LibraryResult& lib, const KernelCompileInfo& k) {
+  KernelCompileRow row;
+  row.kernel_id = k.kernel_id;
+  row.canonical = k.canonical;
+  row.status = k.status;
+  row.error = k.error;
+  row.lib_hash = k.status == "ok" ? lib.lib_hash : "";
+  row.index = k.index;
+  row.registers = k.registers;
+  row.spill_store_bytes = k.spill_store_bytes;
+  row.spill_load_bytes = k.spill_load_bytes;
+  row.smem_bytes = k.smem_bytes;
+  row.compile_seconds = k.compile_seconds;
+  row.host = monitor::host_name();
+  row.nvcc_version = compile_->compiler_version();
+  row.flags = compile_->flags();
+  reg_->upsert_kernel(row);
+}
+
+MeasurementRow Collector::row(const GroupState& g, const std::string& kernel, const std::string& knobs,
+                              const std::string& status, const std::string& worker) {
+  MeasurementRow r;
+  r.run_uuid = run_uuid_;
+  r.group_key = g.info.key;
+  r.kernel_id = kernel;
+  r.knobs = knobs;
+  r.status = status;
+  r.started_at = r.finished_at = utc_now();
+  r.worker = worker;
+  return r;
+}
+
+void Collector::insert(MeasurementRow r) {
+  ++summary_.rows[r.status];
+  if (r.kernel_id == "cublas") ++summary_.cublas_rows;
+  reg_->insert_measurement(std::move(r));
+}
+
+// Gives a kernel its final status (compile_error or quarantined): every queued item of it, in
+// every group, gets a row with that status and leaves the queue.
+void Collector::drop_kernel(const std::string& kernel, KernelStatus final_status, const std::string& error) {
+  const std::string status = final_status == KernelStatus::quarantined ? "quarantined" : "compile_error";
+  KernelState& ks = kernels_.at(kernel);
+  const bool was_ready = ks.status == KernelStatus::ready;
+  ks.status = final_status;
+  std::vector<MeasurementRow> rows;
+  for (auto& [gi, n] : ks.queued_in_group) {
+    GroupState& g = groups_[gi];
+    auto keep = std::stable_partition(g.queue.begin(), g.queue.end(), [&](const Item& it) { return it.kernel != kernel; });
+    for (auto it = keep; it != g.queue.end(); ++it) {
+      MeasurementRow r = row(g, kernel, it->knobs, status, "");
+      r.error = error;
+      r.attempt = reg_->attempts(g.info.key, kernel, it->knobs) + 1;
+      ++summary_.rows[status];
+      rows.push_back(std::move(r));
+    }
+    g.queue.erase(keep, g.queue.end());
+    if (was_ready) g.ready -= n;
+    n = 0;
+  }
+  reg_->insert_measurements(std::move(rows));
+}
+
+void Collector::detach(Worker& w) {
+  if (w.group) --groups_[*w.group].workers_on;
+  w.group.reset();
+}
+
+// An idle worker measures the next ready item of its group, or sets up another group with
+// ready items (preferring one no other worker is on, then plan order).
+void Collector::assign(Worker& w) {
+  if (w.status != WorkerStatus::idle) return;
+  if (w.group && groups_[*w.group].ready > 0) {
+    dispatch(w, *w.group);
+    return;
+  }
+  std::optional<size_t> best;
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    const GroupState& g = groups_[gi];
+    if (g.abandoned || g.ready == 0) continue;
+    if (!best || (g.workers_on == 0 && groups_[*best].workers_on > 0)) best = gi;
+    if (g.workers_on == 0) break;
+  }
+  if (!best) return;
+  detach(w);
+  GroupState& g = groups_[*best];
+  Request req;
+  req.type = RequestType::group;
+  req.group.group_id = static_cast<int64_t>(*best);
+  req.group.m = static_cast<int>(g.info.m);
+  req.group.n = static_cast<int>(g.info.n);
+  req.group.k = static_cast<int>(g.info.k);
+  req.group.layout = g.info.layout;
+  req.group.seed = g.info.seed;
+  w.group = *best;
+  ++g.workers_on;
+  w.status = WorkerStatus::setting_up;
+  w.deadline = after(o_.deadline_s);
+  if (!w.proc->send(req)) fail_worker(w, "crash", "worker pipe closed");
+}
+
+void Collector::dispatch(Worker& w, size_t gi) {
+  GroupState& g = groups_[gi];
+  auto it = std::find_if(g.queue.begin(), g.queue.end(),
+                         [&](const Item& i) { return kernels_.at(i.kernel).status == KernelStatus::ready; });
+  if (it == g.queue.end()) throw std::logic_error("monitor: group " + g.info.key + " counts a ready item it lacks");
+  Running run;
+  run.group = gi;
+  run.item = *it;
+  g.queue.erase(it);
+  --g.ready;
+  ++g.in_flight;
+  KernelState& ks = kernels_.at(run.item.kernel);
+  --ks.queued_in_group[gi];
+  run.attempt = reg_->attempts(g.info.key, run.item.kernel, run.item.knobs) + 1;
+  run.id = ++next_measurement_id_;
+  run.started_at = utc_now();
+  run.t0 = Clock::now();
+
+  Request req;
+  req.type = RequestType::measure;
+  worker::MeasureSpec& m = req.measure;
+  m.measurement_id = run.id;
+  m.lib_path = ks.lib_path;
+  m.index = ks.index;
+  m.kernel_id = run.item.kernel;
+  m.knobs = RuntimeKnobs::from_canonical(run.item.knobs);
+  m.check = !g.checked.count(run.item.kernel);  // first answered measurement of the kernel here
+  // Cut-off: cut_factor x the best known time in the group (cuBLAS or a candidate so far).
+  if (o_.cut_factor > 0) {
+    const double best = std::min(g.cublas_us, g.best_us);
+    if (std::isfinite(best)) m.cutoff_us = o_.cut_factor * best;
+  }
+  w.running = std::move(run);
+  w.status = WorkerStatus::measuring;
+  w.deadline = after(o_.deadline_s);
+  if (!w.proc->send(req)) fail_worker(w, "crash", "worker pipe closed");
+}
+
+void Collector::poll_workers() {
+  std::vector<pollfd> fds;
+  std::vector<Worker*> owners;
+  for (auto& w : workers_)
+    if (w.proc && w.proc->event_fd() >= 0) {
+      fds.push_back({w.proc->event_fd(), POLLIN, 0});
+      owners.push_back(&w);
+    }
+  if (fds.empty()) {
+    ::usleep(kPollMs * 1000);
+    return;
+  }
+  if (::poll(fds.data(), fds.size(), kPollMs) <= 0) return;  // timeout or EINTR (a stop signal)
+  for (size_t i = 0; i < fds.size(); ++i)
+    if (fds[i].revents & (POLLIN | POLLHUP | POLLERR)) on_readable(*owners[i]);
+}
+
+void Collector::on_readable(Worker& w) {
+  std::vector<Event> events;
+  std::string protocol_error;
+  auto read = WorkerProcess::Read::open;
+  try {
+    read = w.proc->read_events(events);
+  } catch (const Error& e) {
+    protocol_error = e.what();
+  }
+  if (!events.empty()) w.last_heard = Clock::now();
+  const uint64_t generation = w.generation;
+  for (const auto& e : events) {
+    on_event(w, e);
+    if (w.generation != generation || w.status == WorkerStatus::stopped) return;  // it was replaced
+  }
+  if (!protocol_error.empty()) {
+    fail_worker(w, "crash", "protocol error: " + protocol_error);
+  } else if (read == WorkerProcess::Read::closed) {
+    fail_worker(w, "crash", "worker " + w.proc->reap());
+  }
+}
+
+void Collector::on_event(Worker& w, const Event& e) {
+  switch (e.type) {
+    case EventType::hello:
+      if (w.status != WorkerStatus::starting) return;
+      if (!first_device_) first_device_ = e.info;
+      w.status = WorkerStatus::idle;
+      return;
+    case EventType::group_ready: on_group_ready(w, e); return;
+    case EventType::result: on_result(w, e); return;
+    case EventType::log: std::fprintf(stderr, "[%s] %s\n", w.name.c_str(), e.message.c_str()); return;
+    case EventType::start:
+    case EventType::hb: return;  // liveness only (last_heard)
+  }
+}
+
+void Collector::on_group_ready(Worker& w, const Event& e) {
+  if (w.status != WorkerStatus::setting_up || !w.group || static_cast<int64_t>(*w.group) != e.group_id) return;
+  GroupState& g = groups_[*w.group];
+  const worker::GroupResult& r = e.group;
+  w.status = WorkerStatus::idle;
+  if (r.status == "ok") {
+    w.idle_failures = 0;
+    if (g.cublas_recorded) return;
+    MeasurementRow c = row(g, "cublas", "", "ok", w.name);
+    set_timing(c, r.cublas, g.info);
+    insert(std::move(c));
+    g.cublas_recorded = true;
+    g.cublas_us = r.cublas.mean_us;
+    return;
+  }
+  // A failed set-up may leave the device context unusable: record it, restart the worker.
+  fail_worker(w, r.status, "group set-up failed: " + r.error);
+}
+
+void Collector::on_result(Worker& w, const Event& e) {
+  if (w.status != WorkerStatus::measuring || !w.running || w.running->id != e.id) return;
+  const Running run = *w.running;
+  GroupState& g = groups_[run.group];
+  const worker::MeasureResult& res = e.result;
+  w.idle_failures = 0;
+  MeasurementRow r = row(g, run.item.kernel, run.item.knobs, res.status, w.name);
+  r.started_at = run.started_at;
+  r.attempt = run.attempt;
+  r.error = res.error;
+  r.max_rel_err = std::isfinite(res.max_rel_err) ? res.max_rel_err : -1;
+  if (res.status == "ok" || res.status == "cut") set_timing(r, res.timing, g.info);
+  if (!is_valid_status(res.status)) {  // a worker bug must not poison the registry
+    r.status = "launch_error";
+    r.error = "worker reported unknown status '" + res.status + "': " + res.error;
+  }
+  insert(std::move(r));
+  measure_seconds_ += seconds_since(run.t0);
+  ++measured_;
+  --g.in_flight;
+  g.checked.insert(run.item.kernel);
+  if (res.status == "ok") g.best_us = std::min(g.best_us, res.timing.mean_us);
+  w.running.reset();
+  if (res.fatal) {
+    // Sticky error: the worker exits by itself; respawn it then, charging nothing more.
+    w.status = WorkerStatus::exiting;
+    w.deadline = after(o_.deadline_s);
+    return;
+  }
+  w.status = WorkerStatus::idle;
+}
+
+void Collector::check_timers() {
+  const auto now = Clock::now();
+  for (auto& w : workers_) {
+    if (!w.proc || w.status == WorkerStatus::stopped) continue;
+    const bool waiting = w.status != WorkerStatus::idle;
+    if (waiting && now > w.deadline)
+      fail_worker(w, "timeout", "no answer within the " + fmt_s(o_.deadline_s) + " deadline");
+    else if (seconds_since(w.last_heard) > o_.heartbeat_timeout_s)
+      fail_worker(w, "timeout", "heartbeat silent for " + fmt_s(o_.heartbeat_timeout_s));
+  }
+}
+
+// Charges the failure to what the worker was running, kills it and (unless stopping, or the
+// GPU keeps failing to start) respawns it.
+void Collector::fail_worker(Worker& w, const std::string& status, const std::string& reason) {
+  w.last_failure = reason;
+  switch (w.status) {
+    case WorkerStatus::measuring: record_failure(w, status, reason); break;
+    case WorkerStatus::setting_up: {
+      GroupState& g = groups_[*w.group];
+      MeasurementRow c = row(g, "cublas", "", status, w.name);
+      c.error = reason;
+      c.attempt = ++g.setup_failures;
+      insert(std::move(c));
+      if (g.setup_failures >= o_.max_attempts) {
+        g.abandoned = true;
+        note("group " + g.info.key + " skipped for this run: set-up failed " + std::to_string(g.setup_failures) +
+             " times (last: " + reason + ")");
+      }
+      break;
+    }
+    case WorkerStatus::starting:
+      ++w.idle_failures;
+      note(w.name + ": worker failed to start: " + reason);
+      break;
+    case WorkerStatus::idle:
+      ++w.idle_failures;
+      note(w.name + ": idle worker lost: " + reason);
+      break;
+    case WorkerStatus::exiting:
+    case WorkerStatus::stopped: break;
+  }
+  w.proc->kill();
+  w.running.reset();
+  detach(w);
+  if (!stop_.empty() || w.idle_failures >= kMaxIdleFailures) {
+    if (w.idle_failures >= kMaxIdleFailures)
+      note(w.name + ": giving up on this GPU: its worker failed " + std::to_string(w.idle_failures) +
+           " times in a row outside any measurement");
+    w.status = WorkerStatus::stopped;
+    return;
+  }
+  spawn(w);
+  ++summary_.respawns;
+}
+
+void Collector::record_failure(Worker& w, const std::string& status, const std::string& reason) {
+  const Running& run = *w.running;
+  GroupState& g = groups_[run.group];
+  MeasurementRow r = row(g, run.item.kernel, run.item.knobs, status, w.name);
+  r.started_at = run.started_at;
+  r.attempt = run.attempt;
+  r.error = reason;
+  insert(std::move(r));
+  --g.in_flight;
+  const std::string what = run.item.kernel + " " + run.item.knobs + " in " + g.info.key;
+  if (run.attempt < o_.max_attempts) {
+    note(w.name + ": " + status + " of " + what + " (" + reason + "), attempt " + std::to_string(run.attempt) + "/" +
+         std::to_string(o_.max_attempts) + ": will retry; restarting the worker");
+    // Retried next: a deterministic failure is confirmed (and its kernel quarantined) before
+    // the kernel's other candidates spend attempts on it.
+    g.queue.push_front(run.item);
+    ++g.ready;
+    ++kernels_.at(run.item.kernel).queued_in_group[run.group];
+    return;
+  }
+  note(w.name + ": " + status + " of " + what + " (" + reason + "), attempt " + std::to_string(run.attempt) +
+       ": kernel quarantined; restarting the worker");
+  if (kernels_.at(run.item.kernel).status == KernelStatus::quarantined) return;
+  ++summary_.kernels_quarantined;
+  drop_kernel(run.item.kernel, KernelStatus::quarantined,
+              "kernel quarantined: " + std::to_string(run.attempt) + " failed attempts on " + what + " (last: " +
+                  status + ", " + reason + ")");
+}
+
+// Stop without recording: the running measurement stays pending for the next run.
+void Collector::abandon(Worker& w) {
+  if (w.running) --groups_[w.running->group].in_flight;
+  w.running.reset();
+  if (w.proc) w.proc->kill();
+  detach(w);
+  w.status = WorkerStatus::stopped;
+}
+
+// Time budget: dispatching stops when what is left would not cover a typical measurement
+// (twice the mean so far, 1 s before any) plus the final reserve; running work is abandoned
+// at the final reserve, which covers ending the run and the last checkpoint (1 s plus twice
+// the longest checkpoint so far). A second signal abandons at once.
+void Collector::update_stop() {
+  const int sigs = signals_.count();
+  const double elapsed = seconds_since(t_start_);
+  const double final_reserve = 1.0 + 2.0 * longest_checkpoint_s_;
+  const double measure_reserve = 2.0 * (measured_ > 0 ? measure_seconds_ / static_cast<double>(measured_) : 0.5);
+  const bool budget = o_.time_budget_s > 0;
+  if (stop_.empty() && sigs > 0) stop_ = "signal";
+  if (stop_.empty() && budget && elapsed >= o_.time_budget_s - final_reserve - measure_reserve) stop_ = "time budget";
+  if (stop_.empty()) return;
+  if (sigs > 1 || (budget && elapsed >= o_.time_budget_s - final_reserve))
+    for (auto& w : workers_)
+      if (w.busy()) abandon(w);
+}
+
+bool Collector::finished() const {
+  if (!stop_.empty())
+    return std::none_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.busy(); });
+  if (std::all_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.status == WorkerStatus::stopped; }))
+    return true;
+  return std::all_of(groups_.begin(), groups_.end(), [](const GroupState& g) { return g.done() || g.abandoned; });
+}
+
+void Collector::checkpoint(bool force) {
+  if (o_.checkpoint_path.empty()) return;
+  if (!force && seconds_since(last_checkpoint_) < o_.checkpoint_every_s) return;
+  const auto t0 = Clock::now();
+  reg_->checkpoint(o_.checkpoint_path);
+  longest_checkpoint_s_ = std::max(longest_checkpoint_s_, seconds_since(t0));
+  last_checkpoint_ = Clock::now();
+}
+
+void Collector::progress(bool force) {
+  if (o_.progress_every_s <= 0 || (!force && seconds_since(last_progress_) < o_.progress_every_s)) return;
+  last_progress_ = Clock::now();
+  size_t done = 0, ok = summary_.rows["ok"], failed = 0, live = 0;
+  for (const auto& g : groups_) done += g.done();
+  for (const auto& [status, n] : summary_.rows)
+    if (status != "ok") failed += n;
+  for (const auto& w : workers_) live += w.status != WorkerStatus::stopped;
+  const double minutes = seconds_since(t_start_) / 60.0;
+  std::fprintf(stderr,
+               "cks collect: %.1f min | groups %zu/%zu done | rows ok %zu, other %zu | %.0f/min | compile queue %zu | "
+               "workers %zu/%zu | respawns %zu\n",
+               minutes, done, groups_.size(), ok - summary_.cublas_rows, failed,
+               minutes > 0 ? static_cast<double>(measured_) / minutes : 0.0, compile_ ? compile_->pending() : 0, live,
+               workers_.size(), summary_.respawns);
+}
+
+size_t Collector::remaining_items() const {
+  size_t n = 0;
+  for (const auto& pg : plan_.groups) {
+    const auto pending = reg_->pending_items(pg.group.key, o_.max_attempts);
+    const std::set<CandidateRef> planned(pg.candidates.begin(), pg.candidates.end());
+    n += std::count_if(pending.begin(), pending.end(), [&](const CandidateRef& c) { return planned.count(c) > 0; });
+  }
+  return n;
+}
+
+void Collector::loop() {
+  while (true) {
+    pump_compile();
+    update_stop();
+    if (stop_.empty())
+      for (auto& w : workers_) assign(w);
+    if (finished()) return;
+    poll_workers();
+    check_timers();
+    checkpoint(false);
+    progress(false);
+  }
+}
+
+// Quit the workers (killed if they linger), record what the compiler finished, end the run,
+// checkpoint.
+void Collector::finish() {
+  Request quit;
+  quit.type = RequestType::quit;
+  for (auto& w : workers_)
+    if (w.proc && w.status != WorkerStatus::stopped) w.proc->send(quit);
+  const auto give_up = after(kQuitGraceS);
+  for (auto& w : workers_) {
+    while (w.proc && w.proc->event_fd() >= 0 && Clock::now() < give_up) {
+      std::vector<Event> ignored;
+      pollfd p{w.proc->event_fd(), POLLIN, 0};
+      try {
+        if (::poll(&p, 1, kPollMs) > 0 && w.proc->read_events(ignored) == WorkerProcess::Read::closed) break;
+      } catch (const Error&) {
+        break;  // garbage on the way out: it is killed below anyway
+      }
+    }
+    if (w.proc) w.proc->kill();
+  }
+  if (compile_) {
+    while (auto lib = compile_->poll())
+      for (const auto& k : lib->kernels) on_kernel_compiled(*lib, k);
+    compile_.reset();  // stops nvcc still running
+  }
+  reg_->end_run(run_uuid_);
+  summary_.stop_reason = stop_;
+  summary_.remaining = remaining_items();
+  summary_.groups_done = std::count_if(groups_.begin(), groups_.end(), [](const GroupState& g) { return g.done(); });
+  checkpoint(true);
+  progress(true);
+}
+
+CollectSummary Collector::run() {
+  t_start_ = last_checkpoint_ = last_progress_ = Clock::now();
+  validate();
+  load();
+  if (summary_.pending_at_start == 0) {
+    note("nothing to do: every plan item already has a final row");
+    summary_.remaining = 0;
+    summary_.groups_done = groups_.size();
+    checkpoint(true);
+    return summary_;
+  }
+  if (!start_workers()) {
+    for (auto& w : workers_) abandon(w);
+    summary_.stop_reason = stop_;
+    summary_.remaining = summary_.pending_at_start;
+    checkpoint(true);
+    return summary_;
+  }
+  begin_run();
+  start_compiles();
+  loop();
+  const bool lost_all =
+      stop_.empty() && std::all_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.status == WorkerStatus::stopped; });
+  finish();
+  summary_.seconds = seconds_since(t_start_);
+  if (lost_all && !summary_.complete())
+    throw Error("every worker failed to start repeatedly (last: " + workers_.front().last_failure +
+                "); the registry is consistent, re-run to resume");
+  return summary_;
+}
+
+}  // namespace
+
+CollectSummary collect(const CollectOptions& options) { return Collector(options).run(); }
+
+std::string format_summary(const CollectSummary& s) {
+  std::string out;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "run %s: %.1f s, groups %zu/%zu done, items %zu (%zu pending at start, %zu remaining)\n",
+                s.run_uuid.empty() ? "(none)" : s.run_uuid.c_str(), s.seconds, s.groups_done, s.groups, s.items,
+                s.pending_at_start, s.remaining);
+  out += buf;
+  std::string rows;
+  for (const auto& [status, n] : s.rows) rows += (rows.empty() ? "" : ", ") + status + " " + std::to_string(n);
+  out += "rows: " + (rows.empty() ? std::string("none") : rows) + " (cublas " + std::to_string(s.cublas_rows) + ")\n";
+  std::snprintf(buf, sizeof buf, "kernels compiled %zu, compile errors %zu, quarantined %zu; worker respawns %zu\n",
+                s.kernels_compiled, s.compile_errors, s.kernels_quarantined, s.respawns);
+  out += buf;
+  if (!s.stop_reason.empty())
+    out += "stopped early (" + s.stop_reason + "): re-run the same command to resume\n";
+  else if (!s.complete())
+    out += "incomplete: " + std::to_string(s.remaining) + " items left (skipped groups or exhausted attempts); re-run to retry\n";
+  return out;
+}
+
+}  // namespace cks

@@ -1,0 +1,230 @@
+// Plan files (cks/plan.hpp): reading with line-numbered validation, atomic writing, pools.
+#include "cks/plan.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <unordered_set>
+
+#include "cks/common.hpp"
+#include "cks/sampling.hpp"
+
+namespace cks {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+using nlohmann::ordered_json;
+
+namespace {
+
+// Positioned errors: "<path>:<line>: <what>".
+struct Where {
+  std::string path;
+  size_t line = 0;
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(path + ":" + std::to_string(line) + ": " + what);
+  }
+};
+
+const json* field(const json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it == obj.end() || it->is_null() ? nullptr : &*it;
+}
+
+std::string string_field(const json& obj, const char* key, const Where& w, std::string def = "") {
+  const json* v = field(obj, key);
+  if (!v) return def;
+  if (!v->is_string()) w.fail(std::string("\"") + key + "\" must be a string");
+  return v->get<std::string>();
+}
+
+// M, N, K follow the catalogue's alignment rule: positive multiples of 8 (16-byte BF16 rows).
+long dim_field(const json& g, const char* key, const Where& w) {
+  const json* v = field(g, key);
+  if (!v || !v->is_number_integer()) w.fail(std::string("group needs an integer \"") + key + "\"");
+  const long x = v->get<long>();
+  if (x <= 0 || x % 8 != 0 || x > (1L << 31))
+    w.fail(std::string("group \"") + key + "\" must be a positive multiple of 8 (got " + std::to_string(x) + ")");
+  return x;
+}
+
+GroupInfo parse_group_info(const json& g, const Where& w) {
+  if (!g.is_object()) w.fail("\"group\" must be an object");
+  GroupInfo info;
+  info.m = dim_field(g, "m", w);
+  info.n = dim_field(g, "n", w);
+  info.k = dim_field(g, "k", w);
+  try {
+    info.layout = parse_layout(string_field(g, "layout", w));
+  } catch (const Error& e) {
+    w.fail(e.what());
+  }
+  info.key = group_key(info.m, info.n, info.k, info.layout);
+  if (const std::string key = string_field(g, "key", w); !key.empty() && key != info.key)
+    w.fail("group key '" + key + "' does not match its shape (expected '" + info.key + "')");
+  info.set = string_field(g, "set", w, "train");
+  if (info.set.empty()) w.fail("group \"set\" is empty");
+  if (const json* tags = field(g, "tags")) {
+    if (!tags->is_object()) w.fail("group \"tags\" must be an object");
+    info.tags_json = tags->dump();
+  }
+  info.policy = string_field(g, "policy", w);
+  if (const json* b = field(g, "budget")) {
+    if (!b->is_number_integer() || b->get<long>() < 0) w.fail("group \"budget\" must be a non-negative integer");
+    info.budget = b->get<long>();
+  }
+  if (const json* s = field(g, "seed")) {
+    if (!s->is_number_unsigned()) w.fail("group \"seed\" must be a non-negative integer");
+    info.seed = s->get<uint64_t>();
+  }
+  return info;
+}
+
+std::vector<CandidateRef> parse_candidate_list(const json& list, const Where& w) {
+  std::vector<CandidateRef> out;
+  std::set<CandidateRef> seen;
+  out.reserve(list.size());
+  for (size_t i = 0; i < list.size(); ++i) {
+    const json& c = list[i];
+    const std::string at = "candidate " + std::to_string(i + 1) + ": ";
+    if (!c.is_array() || c.size() != 2 || !c[0].is_string() || !c[1].is_string())
+      w.fail(at + "expected [\"<kernel_id>\", \"<knobs>\"]");
+    const std::string id = c[0].get<std::string>();
+    if (!is_kernel_id(id)) w.fail(at + "bad kernel id '" + id + "' (expected k + 16 hex digits)");
+    std::string knobs;
+    try {
+      knobs = RuntimeKnobs::from_canonical(c[1].get<std::string>()).canonical();
+    } catch (const Error& e) {
+      w.fail(at + e.what());
+    }
+    CandidateRef ref{id, knobs};
+    if (!seen.insert(ref).second) w.fail(at + "duplicate candidate " + id + " " + knobs);
+    out.push_back(std::move(ref));
+  }
+  return out;
+}
+
+PlanGroup parse_group_line(const json& j, const fs::path& plan_dir, const Where& w) {
+  if (!j.is_object() || !j.contains("group") || !j.contains("candidates"))
+    w.fail("expected a group line {\"group\":{...},\"candidates\":...}");
+  PlanGroup pg;
+  pg.group = parse_group_info(j["group"], w);
+  const json& cands = j["candidates"];
+  if (cands.is_array()) {
+    pg.candidates = parse_candidate_list(cands, w);
+    return pg;
+  }
+  if (cands != "exhaustive") w.fail("\"candidates\" must be a list or \"exhaustive\"");
+  pg.pool = string_field(j, "pool", w);
+  if (pg.pool.empty()) w.fail("an exhaustive group needs \"pool\": the pool file to enumerate");
+  const std::string knobs = string_field(j, "knobs", w, "all");
+  if (knobs != "all" && knobs != "default") w.fail("\"knobs\" must be \"all\" or \"default\" (got '" + knobs + "')");
+  pg.default_knobs = knobs == "default";
+  const fs::path pool_path = fs::path(pg.pool).is_absolute() ? fs::path(pg.pool) : plan_dir / pg.pool;
+  try {
+    pg.candidates = exhaustive_candidates(pool_path.string(), pg.group.layout, pg.default_knobs);
+  } catch (const Error& e) {
+    w.fail(e.what());
+  }
+  return pg;
+}
+
+}  // namespace
+
+bool is_kernel_id(std::string_view s) {
+  if (s.size() != 17 || s[0] != 'k') return false;
+  for (char c : s.substr(1))
+    if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) return false;
+  return true;
+}
+
+size_t Plan::candidates() const {
+  size_t n = 0;
+  for (const auto& g : groups) n += g.candidates.size();
+  return n;
+}
+
+Plan read_plan(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot open plan '" + path + "'");
+  const fs::path plan_dir = fs::path(path).parent_path();
+  Plan plan;
+  std::unordered_set<std::string> keys;
+  Where w{path, 0};
+  bool have_header = false;
+  std::string line;
+  while (std::getline(in, line)) {
+    ++w.line;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) w.fail("not valid JSON");
+    if (!have_header) {
+      if (!j.is_object() || !j.contains("plan_version")) w.fail("the first line must be the plan header {\"plan_version\":1,...}");
+      if (j["plan_version"] != kPlanVersion)
+        w.fail("unsupported plan_version " + j["plan_version"].dump() + " (this cks reads version " +
+               std::to_string(kPlanVersion) + ")");
+      plan.name = string_field(j, "name", w);
+      plan.created_by = string_field(j, "created_by", w);
+      json extra = j;
+      for (const char* k : {"plan_version", "name", "created_by"}) extra.erase(k);
+      plan.header_json = extra.dump();
+      have_header = true;
+      continue;
+    }
+    PlanGroup g = parse_group_line(j, plan_dir, w);
+    if (!keys.insert(g.group.key).second) w.fail("group " + g.group.key + " appears twice");
+    plan.groups.push_back(std::move(g));
+  }
+  if (!have_header) throw Error(path + ": empty plan (no header line)");
+  return plan;
+}
+
+void write_plan(const Plan& plan, const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    if (!out) throw Error("cannot write plan '" + tmp + "'");
+    ordered_json header{{"plan_version", kPlanVersion}, {"name", plan.name}, {"created_by", plan.created_by}};
+    const json extra = json::parse(plan.header_json);
+    for (auto it = extra.begin(); it != extra.end(); ++it) header[it.key()] = *it;
+    out << header.dump() << '\n';
+    for (const auto& pg : plan.groups) {
+      const GroupInfo& g = pg.group;
+      ordered_json line;
+      line["group"] = {{"key", g.key},       {"m", g.m},
+                       {"n", g.n},           {"k", g.k},
+                       {"layout", std::string(to_string(g.layout))},
+                       {"set", g.set},       {"tags", json::parse(g.tags_json)},
+                       {"policy", g.policy}, {"budget", g.budget},
+                       {"seed", g.seed}};
+      if (pg.pool.empty()) {
+        json cands = json::array();
+        for (const auto& [id, knobs] : pg.candidates) cands.push_back({id, knobs});
+        line["candidates"] = std::move(cands);
+      } else {
+        line["candidates"] = "exhaustive";
+        line["pool"] = pg.pool;
+        line["knobs"] = pg.default_knobs ? "default" : "all";
+      }
+      out << line.dump() << '\n';
+    }
+    out.flush();
+    if (!out) throw Error("cannot write plan '" + tmp + "'");
+  }
+  std::error_code ec;
+  fs::rename(tmp, path, ec);
+  if (ec) throw Error("cannot write plan '" + path + "': " + ec.message());
+}
+
+std::vector<CandidateRef> exhaustive_candidates(const std::string& pool_path, Layout layout, bool default_knobs) {
+  const Catalogue& cat = Catalogue::get(layout);
+  std::vector<CandidateRef> out;
+  for (const Candidate& c : read_pool_file(pool_path, cat)) {
+    const KernelDesc& k = cat.kernels()[c.kernel];
+    if (!default_knobs || c.knobs == knob_settings(k).front()) out.emplace_back(k.id(), c.knobs.canonical());
+  }
+  return out;
+}
+
+}  // namespace cks

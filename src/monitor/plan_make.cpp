@@ -1,0 +1,184 @@
+// `cks plan make`: shape-set groups x sampled candidates -> a plan (cks/plan.hpp).
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cks/common.hpp"
+#include "cks/plan.hpp"
+#include "cks/registry.hpp"
+#include "cks/sampling.hpp"
+#include "cks/shapes.hpp"
+
+namespace cks {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// One CSV record (RFC 4180: quoted fields may hold commas and doubled quotes). Records do not
+// span lines: `cks shapes` never writes newlines inside fields.
+std::vector<std::string> csv_fields(const std::string& line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
+      else if (c == '"') quoted = false;
+      else out.back() += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else if (c != '\r') {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
+ShapeClass parse_shape_class(const std::string& s, const std::string& where) {
+  for (int i = 0; i <= static_cast<int>(ShapeClass::llm); ++i)
+    if (to_string(static_cast<ShapeClass>(i)) == s) return static_cast<ShapeClass>(i);
+  throw Error(where + ": unknown shape class '" + s + "'");
+}
+
+long parse_long(const std::string& s, const std::string& where, const char* what) {
+  size_t used = 0;
+  long v = 0;
+  try {
+    v = std::stol(s, &used);
+  } catch (const std::logic_error&) {
+    used = 0;
+  }
+  if (used == 0 || used != s.size()) throw Error(where + ": bad " + what + " '" + s + "'");
+  return v;
+}
+
+// Groups from a `cks shapes` CSV; tags are recomputed for `hw` (the CSV's are informative).
+std::vector<ShapeGroup> read_shapes_csv(const std::string& path, const HardwareDesc& hw) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot open shapes file '" + path + "'");
+  std::string line;
+  if (!std::getline(in, line)) throw Error(path + ": empty shapes file");
+  std::map<std::string, size_t> col;
+  const auto header = csv_fields(line);
+  for (size_t i = 0; i < header.size(); ++i) col[header[i]] = i;
+  for (const char* need : {"m", "n", "k", "layout"})
+    if (!col.count(need)) throw Error(path + ": no '" + std::string(need) + "' column (expected the CSV of cks shapes)");
+  std::vector<ShapeGroup> out;
+  for (size_t lineno = 2; std::getline(in, line); ++lineno) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = path + ":" + std::to_string(lineno);
+    const auto f = csv_fields(line);
+    if (f.size() != header.size()) throw Error(where + ": " + std::to_string(f.size()) + " fields, header has " + std::to_string(header.size()));
+    const auto get = [&](const char* name) { return col.count(name) ? f[col[name]] : std::string(); };
+    ShapeGroup g;
+    g.shape = {parse_long(get("m"), where, "m"), parse_long(get("n"), where, "n"), parse_long(get("k"), where, "k")};
+    for (long d : {g.shape.m, g.shape.n, g.shape.k})
+      if (d <= 0 || d % 8 != 0) throw Error(where + ": dimensions must be positive multiples of 8");
+    try {
+      g.layout = parse_layout(get("layout"));
+    } catch (const Error& e) {
+      throw Error(where + ": " + e.what());
+    }
+    if (col.count("class")) g.construction = parse_shape_class(get("class"), where);
+    g.detail = get("detail");
+    if (const std::string seed = get("seed"); !seed.empty()) {
+      try {
+        g.seed = std::stoull(seed);
+      } catch (const std::logic_error&) {
+        throw Error(where + ": bad seed '" + seed + "'");
+      }
+    }
+    g.tags = tags_for(g.shape, hw);
+    g.budget = auto_budget(g.tags);
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace
+
+Plan make_plan(const PlanMakeOptions& o, const std::string& plan_dir) {
+  if (o.shapes_csv.empty() == o.shape_set.empty()) throw Error("give exactly one of --shapes FILE and --set paper|llm");
+  const bool exhaustive = o.policy == "exhaustive";
+  SampleOptions so;
+  if (!exhaustive) {
+    so.policy = parse_policy(o.policy);
+    so.alpha = o.alpha;
+    so.budget = o.budget;
+    so.seed = o.seed;
+    validate(so);
+  } else if (o.pool.empty()) {
+    throw Error("--policy exhaustive needs --pool (the kernel IDs to measure in every group)");
+  }
+  if (o.group_set.empty()) throw Error("--group-set must not be empty");
+  const HardwareDesc hw = hw_preset(o.preset);
+
+  std::vector<ShapeGroup> groups =
+      o.shapes_csv.empty() ? make_shape_set(o.shape_set, o.seed, hw) : read_shapes_csv(o.shapes_csv, hw);
+  if (!o.layouts.empty())
+    std::erase_if(groups, [&](const ShapeGroup& g) {
+      return std::find(o.layouts.begin(), o.layouts.end(), g.layout) == o.layouts.end();
+    });
+  if (o.limit_groups > 0 && groups.size() > o.limit_groups) groups.resize(o.limit_groups);
+  if (groups.empty()) throw Error("no groups selected (check --layouts and the shape source)");
+
+  Plan plan;
+  plan.name = o.name;
+  plan.created_by = std::string("cks plan make ") + CKS_VERSION;
+  nlohmann::ordered_json header{{"created_at", utc_now()},
+                                {"source", o.shapes_csv.empty() ? "set:" + o.shape_set : o.shapes_csv},
+                                {"policy", o.policy},
+                                {"seed", o.seed},
+                                {"group_set", o.group_set},
+                                {"preset", o.preset}};
+  if (!exhaustive) {
+    header["alpha"] = o.alpha;
+    header["budget"] = o.budget ? nlohmann::json(*o.budget) : nlohmann::json("auto");
+  }
+  if (!o.pool.empty()) header["pool"] = o.pool;
+  plan.header_json = header.dump();
+
+  // An exhaustive group names its pool relative to the plan, so plan + pool move together.
+  const std::string pool_ref =
+      o.pool.empty() ? "" : fs::proximate(fs::absolute(o.pool), fs::absolute(plan_dir.empty() ? "." : plan_dir)).string();
+  std::map<Layout, std::vector<Candidate>> pools;  // per layout: the --pool restriction or the catalogue
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const ShapeGroup& sg = groups[i];
+    PlanGroup pg;
+    GroupInfo& g = pg.group;
+    g.key = sg.key();
+    g.m = sg.shape.m;
+    g.n = sg.shape.n;
+    g.k = sg.shape.k;
+    g.layout = sg.layout;
+    g.set = o.group_set;
+    g.tags_json = tags_json(sg);
+    g.policy = o.policy;
+    g.seed = sample_stream_seed(o.seed, sg.shape, sg.layout);  // also seeds the operand data
+    const Catalogue& cat = Catalogue::get(sg.layout);
+    if (exhaustive) {
+      pg.pool = pool_ref;
+      pg.candidates = exhaustive_candidates(o.pool, sg.layout, false);
+      g.budget = static_cast<long>(pg.candidates.size());
+    } else {
+      auto pool = pools.find(sg.layout);
+      if (pool == pools.end())
+        pool = pools.emplace(sg.layout, o.pool.empty() ? cat.candidates() : read_pool_file(o.pool, cat)).first;
+      const Sample s = sample_candidates(sg.shape, sg.layout, cat.kernels(), pool->second, so, hw);
+      g.budget = s.budget;
+      pg.candidates.reserve(s.rows.size());
+      for (const auto& r : s.rows)  // by static rank: the most promising are measured first
+        pg.candidates.emplace_back(cat.kernels()[r.candidate.kernel].id(), r.candidate.knobs.canonical());
+    }
+    plan.groups.push_back(std::move(pg));
+    progress("cks plan make: groups", i + 1, groups.size());
+  }
+  return plan;
+}
+
+}  // namespace cks

@@ -1,0 +1,202 @@
+// Merging registries and shards: every table is keyed on a natural key, so a merge is an
+// idempotent union (merging a source twice adds nothing).
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+
+#include "cks/registry.hpp"
+#include "registry/schema.hpp"
+#include "registry/sqlite_util.hpp"
+
+namespace cks {
+
+using reg::Stmt;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Comma-separated column names of `table` in the destination (explicit lists keep the merge
+// correct even if two files created a table's columns in different orders).
+std::string column_list(sqlite3* db, const std::string& table) {
+  Stmt s(db, "SELECT name FROM pragma_table_info(?1) ORDER BY cid");
+  s.bind_all(table);
+  std::string cols;
+  while (s.step()) cols += (cols.empty() ? "" : ", ") + s.col_text(0);
+  return cols;
+}
+
+std::string update_all(sqlite3* db, const std::string& table) {
+  Stmt s(db, "SELECT name FROM pragma_table_info(?1) ORDER BY cid");
+  s.bind_all(table);
+  std::string set;
+  while (s.step()) set += (set.empty() ? "" : ", ") + s.col_text(0) + " = excluded." + s.col_text(0);
+  return set;
+}
+
+// One INSERT ... SELECT per table, from the attached `src`.
+std::vector<std::pair<std::string, std::string>> merge_statements(sqlite3* db) {
+  auto copy = [&](const std::string& table, const std::string& conflict) {
+    const std::string cols = column_list(db, table);
+    return std::pair(table, "INSERT INTO main." + table + "(" + cols + ") SELECT " + cols + " FROM src." + table +
+                                " WHERE true " + conflict);
+  };
+  return {
+      // A run seen again (a later checkpoint of it) only brings a later end time.
+      copy("runs", "ON CONFLICT(uuid) DO UPDATE SET ended_at = excluded.ended_at "
+                   "WHERE excluded.ended_at > runs.ended_at"),
+      copy("groups", "ON CONFLICT DO NOTHING"),
+      // A successful compile beats a failed one; otherwise the newest compile wins.
+      copy("kernels", "ON CONFLICT(kernel_id) DO UPDATE SET " + update_all(db, "kernels") +
+                          " WHERE (excluded.status = 'ok', excluded.updated_at) > (kernels.status = 'ok', "
+                          "kernels.updated_at)"),
+      copy("plan_items", "ON CONFLICT DO NOTHING"),
+      copy("measurements", "ON CONFLICT DO NOTHING"),
+  };
+}
+
+// A source ready to ATTACH: a .db.gz is decompressed, an older schema migrated, both on a
+// temporary copy (sources are never modified).
+struct PreparedSource {
+  std::string path;
+  std::unique_ptr<reg::TempDb> temp;
+};
+
+PreparedSource prepare_source(const std::string& src) {
+  if (!reg::file_exists(src)) throw Error("no registry or shard at '" + src + "'");
+  PreparedSource p{src, nullptr};
+  if (reg::ends_with(src, ".gz")) {
+    p.temp = std::make_unique<reg::TempDb>(reg::make_temp_file("shard", ".db"));
+    reg::gunzip_file(src, p.temp->path);
+    p.path = p.temp->path;
+  }
+  int version;
+  {
+    sqlite3* db = reg::open_db(p.path, SQLITE_OPEN_READONLY);
+    try {
+      version = reg::file_schema_version(db);
+    } catch (const Error& e) {
+      reg::close_db(db);
+      throw Error("'" + src + "' is not a cks registry (" + e.what() + ")");
+    }
+    reg::close_db(db);
+  }
+  if (version == 0) throw Error("'" + src + "' is not a cks registry (no schema version)");
+  reg::check_not_newer(version, src);
+  if (version < reg::current_schema_version()) {
+    if (!p.temp) {
+      auto copy = std::make_unique<reg::TempDb>(reg::make_temp_file("migrate", ".db"));
+      sqlite3* db = reg::open_db(p.path, SQLITE_OPEN_READONLY);
+      try {
+        reg::backup_to_file(db, copy->path);
+      } catch (...) {
+        reg::close_db(db);
+        throw;
+      }
+      reg::close_db(db);
+      p.temp = std::move(copy);
+      p.path = p.temp->path;
+    }
+    Registry migrated(p.path);  // migrates on open
+  }
+  return p;
+}
+
+// Merges one prepared source into `db` in one transaction; adds the new rows to `stats`.
+void merge_one(sqlite3* db, const std::string& src_path, MergeStats& stats) {
+  Stmt attach(db, "ATTACH DATABASE ?1 AS src");
+  attach.bind_all(src_path).run();
+  try {
+    const auto statements = merge_statements(db);
+    reg::Transaction tx(db);
+    for (const auto& [table, sql] : statements) {
+      const int64_t before = reg::query_int(db, "SELECT count(*) FROM main." + table);
+      reg::exec(db, sql);
+      const long added = static_cast<long>(reg::query_int(db, "SELECT count(*) FROM main." + table) - before);
+      if (table == "runs") stats.runs += added;
+      else if (table == "groups") stats.groups += added;
+      else if (table == "kernels") stats.kernels += added;
+      else if (table == "plan_items") stats.plan_items += added;
+      else stats.measurements += added;
+    }
+    tx.commit();
+  } catch (...) {
+    sqlite3_exec(db, "DETACH DATABASE src", nullptr, nullptr, nullptr);
+    throw;
+  }
+  reg::exec(db, "DETACH DATABASE src");
+}
+
+MergeStats merge_into(Registry& out, const std::vector<std::string>& sources) {
+  // Measurement uuids are random, so their index is written all over: a large page cache
+  // (in KiB when negative) keeps big merges from thrashing.
+  reg::exec(out.handle(), "PRAGMA cache_size=-262144");
+  MergeStats stats;
+  std::error_code ec;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (fs::equivalent(sources[i], out.path(), ec))
+      throw Error("cannot merge registry '" + sources[i] + "' into itself");
+    PreparedSource p = prepare_source(sources[i]);
+    merge_one(out.handle(), p.path, stats);
+    progress("merging", i + 1, sources.size());
+  }
+  return stats;
+}
+
+}  // namespace
+
+MergeStats merge_registries(const std::string& dest, const std::vector<std::string>& sources) {
+  Registry out(dest);
+  return merge_into(out, sources);
+}
+
+DataSource::DataSource(const std::string& registry_or_dir) {
+  if (!fs::is_directory(registry_or_dir)) {
+    if (!reg::file_exists(registry_or_dir)) throw Error("no registry or shard directory at '" + registry_or_dir + "'");
+    path_ = registry_or_dir;
+    return;
+  }
+  std::vector<std::string> shards;
+  for (const auto& e : fs::directory_iterator(registry_or_dir))
+    if (e.is_regular_file() && reg::ends_with(e.path().filename().string(), ".db.gz"))
+      shards.push_back(e.path().string());
+  if (shards.empty()) throw Error("no shards (*.db.gz) in '" + registry_or_dir + "'");
+  // The largest shard, decompressed, is the base the others merge into (copying is much
+  // cheaper than re-inserting its rows); ties broken by name for a deterministic row order.
+  std::sort(shards.begin(), shards.end(), [](const std::string& a, const std::string& b) {
+    const auto sa = fs::file_size(a), sb = fs::file_size(b);
+    return sa != sb ? sa > sb : a < b;
+  });
+  reg::TempDb merged(reg::make_temp_file("data", ".db"));
+  reg::gunzip_file(shards.front(), merged.path);
+  {
+    Registry out(merged.path);  // migrates an older base; refuses a newer one or a foreign file
+    reg::exec(out.handle(), "PRAGMA synchronous=OFF");  // a throwaway copy: no need to survive a crash
+    merge_into(out, std::vector<std::string>(shards.begin() + 1, shards.end()));
+  }
+  path_ = merged.path;
+  merged.path.clear();  // ownership passes to this object
+  shards_ = shards.size();
+  temporary_ = true;
+}
+
+DataSource::~DataSource() {
+  if (temporary_) reg::remove_db_files(path_);
+}
+
+std::unique_ptr<DataSource> open_data(const std::string& registry, const std::string& data_dir) {
+  if (!registry.empty()) {
+    if (fs::is_directory(registry))
+      throw Error("--registry expects a registry file; '" + registry + "' is a directory (use --data)");
+    if (!reg::file_exists(registry)) throw Error("no registry at '" + registry + "'");
+    return std::make_unique<DataSource>(registry);
+  }
+  const std::string dir = data_dir.empty() ? kDefaultShardDir : data_dir;
+  if (!fs::is_directory(dir)) {
+    if (data_dir.empty()) throw Error("no data: pass --registry DB or --data DIR (" + dir + " not found)");
+    throw Error("--data expects a directory of shards; '" + dir + "' is not one");
+  }
+  return std::make_unique<DataSource>(dir);
+}
+
+}  // namespace cks

@@ -1,0 +1,17 @@
+// Registry schema versions and migrations (schema.cpp).
+#pragma once
+#include <sqlite3.h>
+
+#include <string>
+
+namespace cks::reg {
+
+int current_schema_version();
+// The version recorded in the file (0 for an empty file).
+int file_schema_version(sqlite3* db);
+// Throws Error when `version` is newer than this build understands.
+void check_not_newer(int version, const std::string& path);
+// Brings the file to current_schema_version() in one transaction (no-op when current).
+void migrate(sqlite3* db, const std::string& path);
+
+}  // namespace cks::reg

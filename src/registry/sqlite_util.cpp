@@ -1,0 +1,241 @@
+#include "registry/sqlite_util.hpp"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "cks/common.hpp"
+
+namespace cks::reg {
+
+void throw_sqlite(sqlite3* db, std::string_view what) {
+  throw Error(std::string(what) + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+}
+
+void exec(sqlite3* db, const std::string& sql) {
+  char* msg = nullptr;
+  if (sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &msg) != SQLITE_OK) {
+    std::string m = msg ? msg : sqlite3_errmsg(db);
+    sqlite3_free(msg);
+    throw Error("registry: " + m);
+  }
+}
+
+Stmt::Stmt(sqlite3* db, std::string_view sql) : db_(db) {
+  if (sqlite3_prepare_v3(db, sql.data(), static_cast<int>(sql.size()), SQLITE_PREPARE_PERSISTENT, &st_,
+                         nullptr) != SQLITE_OK)
+    throw_sqlite(db, "registry: preparing '" + std::string(sql.substr(0, 60)) + "'");
+}
+
+Stmt::~Stmt() {
+  if (st_) sqlite3_finalize(st_);
+}
+
+Stmt& Stmt::bind(int i, std::string_view v) {
+  if (sqlite3_bind_text(st_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT) != SQLITE_OK)
+    throw_sqlite(db_, "registry: bind");
+  return *this;
+}
+Stmt& Stmt::bind(int i, int64_t v) {
+  if (sqlite3_bind_int64(st_, i, v) != SQLITE_OK) throw_sqlite(db_, "registry: bind");
+  return *this;
+}
+Stmt& Stmt::bind(int i, double v) {
+  if (sqlite3_bind_double(st_, i, v) != SQLITE_OK) throw_sqlite(db_, "registry: bind");
+  return *this;
+}
+
+bool Stmt::step() {
+  int rc = sqlite3_step(st_);
+  if (rc == SQLITE_ROW) return true;
+  if (rc == SQLITE_DONE) return false;
+  std::string msg = sqlite3_errmsg(db_);
+  sqlite3_reset(st_);
+  throw Error("registry: " + msg);
+}
+
+void Stmt::run() {
+  while (step()) {
+  }
+}
+
+void Stmt::reset() {
+  sqlite3_reset(st_);
+  sqlite3_clear_bindings(st_);
+}
+
+bool Stmt::is_null(int c) const { return sqlite3_column_type(st_, c) == SQLITE_NULL; }
+int64_t Stmt::col_int(int c) const { return sqlite3_column_int64(st_, c); }
+double Stmt::col_double(int c) const { return sqlite3_column_double(st_, c); }
+std::string Stmt::col_text(int c) const {
+  auto p = reinterpret_cast<const char*>(sqlite3_column_text(st_, c));
+  return p ? std::string(p, static_cast<size_t>(sqlite3_column_bytes(st_, c))) : std::string();
+}
+int Stmt::columns() const { return sqlite3_column_count(st_); }
+std::string Stmt::column_name(int c) const { return sqlite3_column_name(st_, c); }
+
+Stmt& StmtCache::get(const std::string& sql) {
+  auto it = stmts_.find(sql);
+  if (it == stmts_.end()) it = stmts_.emplace(sql, Stmt(db_, sql)).first;
+  it->second.reset();
+  return it->second;
+}
+
+Transaction::Transaction(sqlite3* db) : db_(db) { exec(db, "BEGIN IMMEDIATE"); }
+Transaction::~Transaction() {
+  if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+}
+void Transaction::commit() {
+  exec(db_, "COMMIT");
+  done_ = true;
+}
+
+int64_t query_int(sqlite3* db, const std::string& sql) {
+  Stmt s(db, sql);
+  return s.step() ? s.col_int(0) : 0;
+}
+
+sqlite3* open_db(const std::string& path, int flags) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  if (rc != SQLITE_OK) {
+    std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close_v2(db);
+    throw Error("cannot open registry '" + path + "': " + msg);
+  }
+  sqlite3_extended_result_codes(db, 1);
+  return db;
+}
+
+void close_db(sqlite3* db) { sqlite3_close_v2(db); }
+
+void backup_to_file(sqlite3* src, const std::string& path) {
+  sqlite3* dst = open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  try {
+    sqlite3_backup* b = sqlite3_backup_init(dst, "main", src, "main");
+    if (!b) throw_sqlite(dst, "registry backup to '" + path + "'");
+    int rc = sqlite3_backup_step(b, -1);  // all pages in one step: one read snapshot
+    sqlite3_backup_finish(b);
+    if (rc != SQLITE_DONE) throw_sqlite(dst, "registry backup to '" + path + "'");
+    // The copy inherits WAL mode; a rollback journal makes it one self-contained file.
+    exec(dst, "PRAGMA journal_mode=DELETE");
+  } catch (...) {
+    close_db(dst);
+    throw;
+  }
+  close_db(dst);
+  fsync_path(path);
+}
+
+bool file_exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+void fsync_path(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error("cannot open '" + path + "' to sync it: " + std::strerror(errno));
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  if (rc != 0) throw Error("cannot sync '" + path + "': " + std::strerror(err));
+}
+
+void fsync_parent_dir(const std::string& path) {
+  auto parent = std::filesystem::path(path).parent_path();
+  fsync_path(parent.empty() ? "." : parent.string());
+}
+
+void remove_db_files(const std::string& path) {
+  for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
+}
+
+std::string make_temp_file(const std::string& stem, const std::string& suffix, const std::string& dir) {
+  std::string base = dir;
+  if (base.empty()) {
+    const char* t = std::getenv("TMPDIR");
+    base = t && *t ? t : "/tmp";
+  }
+  std::string tmpl = base + "/cks-" + stem + "-XXXXXX" + suffix;
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  int fd = ::mkstemps(buf.data(), static_cast<int>(suffix.size()));
+  if (fd < 0) throw Error("cannot create a temporary file in '" + base + "': " + std::strerror(errno));
+  ::close(fd);
+  return std::string(buf.data());
+}
+
+namespace {
+constexpr size_t kChunk = 1 << 20;
+
+// Owns a gzFile; gzclose reports write errors that must not be ignored.
+struct GzFile {
+  gzFile f;
+  ~GzFile() {
+    if (f) gzclose(f);
+  }
+  int close() {
+    int rc = gzclose(f);
+    f = nullptr;
+    return rc;
+  }
+};
+
+struct StdFile {
+  FILE* f;
+  ~StdFile() {
+    if (f) std::fclose(f);
+  }
+};
+}  // namespace
+
+void gzip_file(const std::string& src, const std::string& dest) {
+  StdFile in{std::fopen(src.c_str(), "rb")};
+  if (!in.f) throw Error("cannot read '" + src + "': " + std::strerror(errno));
+  GzFile out{gzopen(dest.c_str(), "wb6")};
+  if (!out.f) throw Error("cannot write '" + dest + "'");
+  std::vector<char> buf(kChunk);
+  size_t got;
+  while ((got = std::fread(buf.data(), 1, buf.size(), in.f)) > 0)
+    if (gzwrite(out.f, buf.data(), static_cast<unsigned>(got)) != static_cast<int>(got))
+      throw Error("cannot write '" + dest + "'");
+  if (std::ferror(in.f)) throw Error("cannot read '" + src + "'");
+  if (out.close() != Z_OK) throw Error("cannot write '" + dest + "'");
+  fsync_path(dest);
+}
+
+void gunzip_file(const std::string& src, const std::string& dest) {
+  GzFile in{gzopen(src.c_str(), "rb")};
+  if (!in.f) throw Error("cannot read shard '" + src + "': " + std::strerror(errno));
+  StdFile out{std::fopen(dest.c_str(), "wb")};
+  if (!out.f) throw Error("cannot write '" + dest + "': " + std::strerror(errno));
+  std::vector<char> buf(kChunk);
+  int got;
+  while ((got = gzread(in.f, buf.data(), static_cast<unsigned>(buf.size()))) > 0)
+    if (std::fwrite(buf.data(), 1, static_cast<size_t>(got), out.f) != static_cast<size_t>(got))
+      throw Error("cannot write '" + dest + "': " + std::strerror(errno));
+  if (got < 0) {
+    int errnum = 0;
+    throw Error("corrupt shard '" + src + "': " + gzerror(in.f, &errnum));
+  }
+  if (in.close() != Z_OK) throw Error("corrupt shard '" + src + "' (truncated or bad checksum)");
+  if (std::fclose(out.f) != 0) {
+    out.f = nullptr;
+    throw Error("cannot write '" + dest + "': " + std::strerror(errno));
+  }
+  out.f = nullptr;
+}
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+}  // namespace cks::reg

@@ -1,0 +1,117 @@
+// `cks data stats`: counts over a registry, as one JSON object (docs/registry.md).
+#include "cks/registry.hpp"
+#include "registry/schema.hpp"
+#include "registry/sqlite_util.hpp"
+
+namespace cks {
+
+using json = nlohmann::ordered_json;
+using reg::Stmt;
+
+namespace {
+
+// {"<key>": count, ...} from a "SELECT key, count(*) ... GROUP BY key" query.
+json counts_by(sqlite3* db, const std::string& sql) {
+  json out = json::object();
+  Stmt s(db, sql);
+  while (s.step()) out[s.col_text(0)] = s.col_int(1);
+  return out;
+}
+
+// Provenance a run must carry for its rows to be usable: the fields named in the issue.
+constexpr const char* kProvenanceFields[] = {"gpu_name", "driver_version", "cuda_version", "cutlass_version",
+                                             "git_sha"};
+
+json runs_json(sqlite3* db) {
+  json list = json::array();
+  int64_t complete = 0;
+  Stmt s(db,
+         "SELECT uuid, kind, gpu_name, driver_version, cuda_version, cutlass_version, git_sha, host, started_at, "
+         "ended_at FROM runs ORDER BY started_at, uuid");
+  while (s.step()) {
+    json run = {{"uuid", s.col_text(0)}, {"kind", s.col_text(1)}};
+    json missing = json::array();
+    for (int i = 0; i < 5; ++i) {
+      run[kProvenanceFields[i]] = s.col_text(2 + i);
+      if (s.col_text(2 + i).empty()) missing.push_back(kProvenanceFields[i]);
+    }
+    run["host"] = s.col_text(7);
+    run["started_at"] = s.col_text(8);
+    run["ended_at"] = s.col_text(9);
+    run["provenance_complete"] = missing.empty();
+    run["missing_provenance"] = missing;
+    complete += missing.empty();
+    list.push_back(std::move(run));
+  }
+  const auto total = static_cast<int64_t>(list.size());
+  return {{"total", total}, {"with_provenance", complete}, {"list", std::move(list)}};
+}
+
+json groups_json(sqlite3* db) {
+  json by_set_layout = json::object();
+  Stmt s(db, "SELECT set_name, layout, count(*) FROM groups GROUP BY set_name, layout ORDER BY set_name, layout");
+  while (s.step()) by_set_layout[s.col_text(0)][s.col_text(1)] = s.col_int(2);
+  return {
+      {"total", reg::query_int(db, "SELECT count(*) FROM groups")},
+      {"by_set", counts_by(db, "SELECT set_name, count(*) FROM groups GROUP BY set_name ORDER BY set_name")},
+      {"by_layout", counts_by(db, "SELECT layout, count(*) FROM groups GROUP BY layout ORDER BY layout")},
+      {"by_set_layout", std::move(by_set_layout)},
+      // A shape is the paper's (M, N, K) triple, any layout: evaluation shapes must be unseen.
+      {"eval_sharing_train_shape",
+       reg::query_int(db,
+                      "SELECT count(*) FROM groups e WHERE e.set_name = 'eval' AND EXISTS (SELECT 1 FROM groups t "
+                      "WHERE t.set_name = 'train' AND t.m = e.m AND t.n = e.n AND t.k = e.k)")},
+  };
+}
+
+json measurements_json(sqlite3* db) {
+  json by_status = json::object();
+  for (const char* st : kStatuses) by_status[st] = 0;
+  const json seen = counts_by(db, "SELECT status, count(*) FROM measurements GROUP BY status");
+  for (const auto& [status, count] : seen.items()) by_status[status] = count;
+  return {
+      {"attempts", reg::query_int(db, "SELECT count(*) FROM measurements")},
+      {"ok", by_status["ok"]},
+      {"by_status", std::move(by_status)},
+      // Distinct (group, kernel, knobs) triples attempted at least once.
+      {"candidates",
+       reg::query_int(db, "SELECT count(*) FROM (SELECT DISTINCT group_key, kernel_id, knobs FROM measurements)")},
+      {"groups_measured", reg::query_int(db, "SELECT count(DISTINCT group_key) FROM measurements")},
+  };
+}
+
+}  // namespace
+
+json registry_stats(const Registry& registry) {
+  sqlite3* db = registry.handle();
+  // One read transaction: every count comes from the same snapshot while a collector writes.
+  reg::exec(db, "BEGIN");
+  try {
+    const int64_t groups = reg::query_int(db, "SELECT count(*) FROM groups");
+    const int64_t referenced = reg::query_int(
+        db,
+        // Without the hint the planner may pick the status index, where 'ok' matches most rows.
+        "SELECT count(*) FROM groups g WHERE EXISTS (SELECT 1 FROM measurements m INDEXED BY measurements_candidate "
+        "WHERE m.group_key = g.key AND m.kernel_id = 'cublas' AND m.status = 'ok')");
+    json out = {
+        {"schema_version", reg::file_schema_version(db)},
+        {"runs", runs_json(db)},
+        {"groups", groups_json(db)},
+        {"measurements", measurements_json(db)},
+        {"kernels",
+         {{"total", reg::query_int(db, "SELECT count(*) FROM kernels")},
+          {"ok", reg::query_int(db, "SELECT count(*) FROM kernels WHERE status = 'ok'")},
+          {"compile_error", reg::query_int(db, "SELECT count(*) FROM kernels WHERE status = 'compile_error'")}}},
+        {"plan_items", reg::query_int(db, "SELECT count(*) FROM plan_items")},
+        {"cublas_referenced_groups", referenced},
+        {"groups_missing_cublas", groups - referenced},
+    };
+    reg::exec(db, "COMMIT");
+    return out;
+  } catch (...) {
+    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    throw;
+  }
+}
+
+}  // namespace cks

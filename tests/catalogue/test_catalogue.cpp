@@ -1,0 +1,155 @@
+// Enumeration, identity and runtime knobs of the kernel catalogue.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+#include <thread>
+
+#include "catalogue/model.hpp"
+#include "cks/catalogue.hpp"
+#include "cks/common.hpp"
+
+using namespace cks;
+
+TEST(CatalogueEnumeration, EveryLayoutHasAtLeast3000KernelsAndABoundedCandidateSet) {
+  for (Layout l : kLayouts) {
+    const Catalogue& cat = Catalogue::get(l);
+    EXPECT_EQ(cat.layout(), l);
+    EXPECT_GE(cat.kernels().size(), 3000u) << to_string(l);
+    EXPECT_GT(cat.candidates().size(), cat.kernels().size()) << to_string(l);
+    // The selector scores every candidate of a layout: keep it to a few hundred thousand.
+    EXPECT_LE(cat.candidates().size(), 500000u) << to_string(l);
+  }
+}
+
+TEST(CatalogueEnumeration, KernelsAreValidSortedUniqueAndDeterministic) {
+  const HardwareDesc& hw = default_hw();
+  for (Layout l : kLayouts) {
+    const Catalogue a = Catalogue::build(l, hw);
+    const Catalogue b = Catalogue::build(l, hw);
+    ASSERT_EQ(a.kernels(), b.kernels());
+    ASSERT_EQ(a.candidates().size(), b.candidates().size());
+    std::set<std::string> ids;
+    for (size_t i = 0; i < a.kernels().size(); ++i) {
+      const KernelDesc& k = a.kernels()[i];
+      ASSERT_EQ(k.layout, l);
+      ASSERT_EQ(invalid_reason(k, hw), "") << k.canonical();
+      if (i > 0) {
+        ASSERT_LT(a.kernels()[i - 1].canonical(), k.canonical());
+      }
+      ids.insert(k.id());
+    }
+    EXPECT_EQ(ids.size(), a.kernels().size()) << "kernel ID collision in " << to_string(l);
+  }
+}
+
+TEST(CatalogueEnumeration, CandidatesAreEveryKernelTimesItsKnobSettingsInOrder) {
+  const Catalogue& cat = Catalogue::get(Layout::tn);
+  size_t c = 0;
+  for (uint32_t i = 0; i < cat.kernels().size(); ++i)
+    for (const auto& knobs : knob_settings(cat.kernels()[i])) {
+      ASSERT_LT(c, cat.candidates().size());
+      ASSERT_EQ(cat.candidates()[c].kernel, i);
+      ASSERT_EQ(cat.candidates()[c].knobs, knobs);
+      ++c;
+    }
+  EXPECT_EQ(c, cat.candidates().size());
+}
+
+TEST(CatalogueEnumeration, CoversEveryAxisValue) {
+  std::set<int> tm, tn, tk, stages;
+  std::set<std::pair<int, int>> clusters;
+  std::set<std::tuple<MainloopSchedule, EpilogueSchedule, TileSchedulerKind>> combos;
+  for (const auto& k : Catalogue::get(Layout::nt).kernels()) {
+    tm.insert(k.tm), tn.insert(k.tn), tk.insert(k.tk), stages.insert(k.stages);
+    clusters.insert({k.cm, k.cn});
+    combos.insert({k.mainloop, k.epilogue, k.scheduler});
+  }
+  EXPECT_EQ(tm, (std::set<int>{64, 128, 256}));
+  EXPECT_EQ(tn.size(), 31u);  // 16..256 step 8 (N-major B)
+  EXPECT_EQ(*tn.begin(), 16);
+  EXPECT_EQ(*tn.rbegin(), 256);
+  EXPECT_EQ(tk, (std::set<int>{32, 64, 128, 256}));
+  EXPECT_EQ(stages, (std::set<int>{0, 2, 3, 4}));
+  EXPECT_EQ(clusters.size(), std::size(catalogue::kClusterShapes));
+  EXPECT_EQ(combos.size(), std::size(catalogue::kScheduleCombos));
+  // A K-major B takes only the multiples of 16.
+  std::set<int> tn_k_major;
+  for (const auto& k : Catalogue::get(Layout::tn).kernels()) tn_k_major.insert(k.tn);
+  EXPECT_EQ(tn_k_major.size(), 16u);
+  EXPECT_TRUE(std::all_of(tn_k_major.begin(), tn_k_major.end(), [](int n) { return n % 16 == 0; }));
+}
+
+TEST(CatalogueEnumeration, GetIsCachedAndThreadSafe) {
+  std::vector<const Catalogue*> seen(8);
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < seen.size(); ++i)
+    threads.emplace_back([&, i] { seen[i] = &Catalogue::get(Layout::nt); });
+  for (auto& t : threads) t.join();
+  for (auto* p : seen) EXPECT_EQ(p, &Catalogue::get(Layout::nt));
+}
+
+TEST(CatalogueIds, GoldenIdIsStable) {
+  KernelDesc k{Layout::tn, 128, 128, 64, 2, 1, 0, MainloopSchedule::cooperative, EpilogueSchedule::tma_ws_cooperative,
+               TileSchedulerKind::persistent};
+  EXPECT_EQ(k.canonical(), "sm90_bf16_tn_128x128x64_2x1x1_s0_cooperative+tma_ws_cooperative+persistent");
+  EXPECT_EQ(k.id(), "k00c05864eb799421");  // fnv1a64 of the canonical text
+}
+
+TEST(CatalogueIds, CanonicalRoundTripsAndFindsEveryKernel) {
+  for (Layout l : kLayouts) {
+    const Catalogue& cat = Catalogue::get(l);
+    for (uint32_t i = 0; i < cat.kernels().size(); ++i) {
+      const KernelDesc& k = cat.kernels()[i];
+      ASSERT_EQ(KernelDesc::from_canonical(k.canonical()), k) << k.canonical();
+      ASSERT_EQ(cat.find(k.id()), std::optional<uint32_t>(i)) << k.canonical();
+    }
+  }
+  EXPECT_EQ(Catalogue::get(Layout::tn).find("k0000000000000000"), std::nullopt);
+  EXPECT_THROW(KernelDesc::from_canonical("sm90_bf16_tn_128x128_1x1x1_s0_cooperative+no_smem+persistent"), Error);
+}
+
+TEST(CatalogueKnobs, BasicKernelAdmitsOnlyTheDefault) {
+  KernelDesc k{Layout::tn, 128, 128, 64, 1, 1, 0, MainloopSchedule::tma_ws, EpilogueSchedule::no_smem,
+               TileSchedulerKind::persistent};
+  const auto knobs = knob_settings(k);
+  ASSERT_EQ(knobs.size(), 1u);
+  EXPECT_EQ(knobs[0], RuntimeKnobs{});
+}
+
+TEST(CatalogueKnobs, PersistentKernelsSweepRasterAndSwizzle) {
+  KernelDesc k{Layout::tn, 64, 128, 64, 1, 1, 0, MainloopSchedule::pingpong, EpilogueSchedule::tma_ws,
+               TileSchedulerKind::persistent};
+  const auto knobs = knob_settings(k);
+  ASSERT_EQ(knobs.size(), 8u);
+  std::set<std::pair<RasterOrder, int>> seen;
+  for (const auto& kn : knobs) {
+    EXPECT_EQ(kn.decomposition, Decomposition::heuristic);
+    EXPECT_EQ(kn.splits, 1);
+    EXPECT_NE(kn.raster, RasterOrder::heuristic);
+    seen.insert({kn.raster, kn.max_swizzle});
+  }
+  EXPECT_EQ(seen.size(), 8u);
+  EXPECT_TRUE(seen.count({RasterOrder::along_n, 8}));
+}
+
+TEST(CatalogueKnobs, StreamKKernelsSweepDecompositions) {
+  KernelDesc k{Layout::tn, 128, 128, 64, 1, 1, 0, MainloopSchedule::cooperative, EpilogueSchedule::no_smem,
+               TileSchedulerKind::stream_k};
+  const auto knobs = knob_settings(k);
+  ASSERT_EQ(knobs.size(), 10u);
+  std::set<std::string> canon;
+  for (const auto& kn : knobs) {
+    canon.insert(kn.canonical());
+    EXPECT_EQ(RuntimeKnobs::from_canonical(kn.canonical()), kn);
+    // CUTLASS's can_implement: splits > 1 only with the heuristic or split-K decomposition.
+    if (kn.splits > 1) {
+      EXPECT_EQ(kn.decomposition, Decomposition::split_k);
+    }
+    EXPECT_NE(kn.decomposition, Decomposition::data_parallel);
+  }
+  EXPECT_EQ(canon.size(), 10u);
+  EXPECT_TRUE(canon.count("r=m,s=1,d=h,k=1"));
+  EXPECT_TRUE(canon.count("r=n,s=1,d=streamk,k=1"));
+  EXPECT_TRUE(canon.count("r=m,s=1,d=sk,k=8"));
+}

@@ -1,0 +1,144 @@
+// REAL nvcc compiles of tiny batches through the compile pool (minutes on a 2-core machine).
+// Skipped when nvcc or the CUTLASS headers are absent; nothing here needs a GPU.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "cks/compile.hpp"
+#include "cks/kernel_lib_abi.h"
+#include "compile/compile_test_util.hpp"
+
+using namespace cks;
+using namespace cks::compile_test;
+
+namespace {
+
+constexpr std::chrono::minutes kLimit{40};
+
+// Skips the calling test unless a real toolchain is present.
+#define REQUIRE_NVCC()                                                                          \
+  do {                                                                                          \
+    if (find_nvcc().empty()) GTEST_SKIP() << "nvcc not found (PATH, CUDA_HOME, /usr/local/cuda)"; \
+    if (default_cutlass_dir().empty()) GTEST_SKIP() << "CUTLASS headers not found (scripts/setup.sh)"; \
+  } while (0)
+
+CompileOptions real_options(const ScratchDir& dir, int jobs) {
+  CompileOptions o;
+  o.cache_dir = dir.path() + "/cache";
+  o.jobs = jobs;
+  return o;
+}
+
+std::string run(const std::string& cmd) {
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, p)) out.append(buf, n);
+    pclose(p);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST(CompileNvcc, SmallBatchBuildsExportsTheAbiAndIsCached) {
+  REQUIRE_NVCC();
+  ScratchDir dir;
+  const std::vector<KernelDesc> batch{
+      KernelDesc::from_canonical("sm90_bf16_tn_128x128x64_1x1x1_s0_cooperative+tma_ws_cooperative+persistent"),
+      KernelDesc::from_canonical("sm90_bf16_tn_64x128x64_1x1x1_s0_pingpong+no_smem+persistent")};
+  LibraryResult lib;
+  {
+    CompilePool pool(real_options(dir, 1));
+    pool.submit(batch);
+    const auto libs = drain(pool, kLimit);
+    ASSERT_EQ(libs.size(), 1u);
+    lib = libs[0];
+  }
+  ASSERT_FALSE(lib.cached);
+  ASSERT_TRUE(std::filesystem::exists(lib.lib_path)) << lib.lib_path;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const auto& k = lib.kernels[i];
+    ASSERT_EQ(k.status, "ok") << k.error;
+    EXPECT_EQ(k.index, static_cast<int>(i));
+    EXPECT_GT(k.registers, 0) << "ptxas -v figures were not parsed for " << k.canonical;
+    EXPECT_EQ(k.spill_store_bytes, 0);
+    EXPECT_GT(k.compile_seconds, 0);
+  }
+  EXPECT_NE(run("nm -D '" + lib.lib_path + "'").find(" T cks_kernel_lib_get"), std::string::npos);
+
+  // The library loads without a GPU (its CUDA runtime is linked statically and touches the driver
+  // lazily), so the host side of the ABI can be exercised here.
+  if (void* h = dlopen(lib.lib_path.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+    auto get = reinterpret_cast<const cks_kernel_lib* (*)()>(dlsym(h, "cks_kernel_lib_get"));
+    ASSERT_NE(get, nullptr);
+    const cks_kernel_lib* api = get();
+    EXPECT_EQ(api->abi_version, CKS_KERNEL_LIB_ABI_VERSION);
+    ASSERT_EQ(api->count(), 2);
+    for (int i = 0; i < 2; ++i) {
+      EXPECT_EQ(api->kernel_id(i), batch[static_cast<size_t>(i)].id());
+      EXPECT_EQ(api->canonical(i), batch[static_cast<size_t>(i)].canonical());
+    }
+    EXPECT_EQ(api->kernel_id(2), nullptr);
+    static char fake_buffer[256];  // never dereferenced by can_implement / workspace_size
+    cks_problem p{};
+    p.m = 16;
+    p.n = 4096;
+    p.k = 4096;
+    p.A = p.B = p.D = fake_buffer;
+    p.alpha = 1.0f;
+    p.knobs = {0, 1, 0, 1};
+    p.sm_count = 132;
+    EXPECT_EQ(api->can_implement(0, &p), CKS_OK);
+    EXPECT_EQ(api->can_implement(1, &p), CKS_OK);
+    EXPECT_EQ(api->workspace_size(0, &p), 0u);  // persistent scheduler: no workspace
+    EXPECT_EQ(api->can_implement(5, &p), CKS_BAD_INDEX);
+    p.k = 4100;  // rows of the K-major operands no longer 16-byte aligned: TMA cannot take them
+    EXPECT_EQ(api->can_implement(0, &p), CKS_CANNOT_IMPLEMENT);
+    p.k = 4096;
+    p.knobs.splits = 2;  // split-K on a non-stream-K kernel: rejected, not ignored
+    EXPECT_EQ(api->can_implement(0, &p), CKS_BAD_ARGUMENT);
+    p.knobs = {0, 3, 0, 1};  // swizzle 3 does not exist
+    EXPECT_EQ(api->can_implement(0, &p), CKS_BAD_ARGUMENT);
+    cks_op op = nullptr;
+    EXPECT_EQ(api->initialize(0, nullptr, nullptr, nullptr, &op), CKS_BAD_ARGUMENT);
+    EXPECT_EQ(op, nullptr);
+    dlclose(h);
+  } else {
+    ADD_FAILURE() << "dlopen failed: " << dlerror();
+  }
+
+  // A second pool finds the library in the cache: nothing is compiled again.
+  const auto mtime = std::filesystem::last_write_time(lib.lib_path);
+  CompilePool again(real_options(dir, 1));
+  again.submit(batch);
+  const auto libs = drain(again, std::chrono::seconds(30));
+  ASSERT_EQ(libs.size(), 1u);
+  EXPECT_TRUE(libs[0].cached);
+  EXPECT_EQ(libs[0].lib_path, lib.lib_path);
+  EXPECT_EQ(libs[0].kernels[1].registers, lib.kernels[1].registers);
+  EXPECT_EQ(std::filesystem::last_write_time(lib.lib_path), mtime);
+}
+
+TEST(CompileNvcc, BisectionAttributesAStaticAssertToItsKernel) {
+  REQUIRE_NVCC();
+  ScratchDir dir;
+  const auto good = KernelDesc::from_canonical("sm90_bf16_tn_64x64x64_1x1x1_s0_pingpong+no_smem+persistent");
+  // CUTLASS: "Ping-pong kernel does not currently support stream-K scheduler."
+  const auto broken = KernelDesc::from_canonical("sm90_bf16_tn_64x128x64_1x1x1_s0_pingpong+no_smem+stream_k");
+  CompilePool pool(real_options(dir, 2));
+  pool.submit({good, broken});
+  const auto libs = drain(pool, kLimit);
+  const auto g = find_kernel(libs, good.id());
+  const auto b = find_kernel(libs, broken.id());
+  ASSERT_TRUE(g && b);
+  EXPECT_EQ(g->first.status, "ok") << g->first.error;
+  EXPECT_TRUE(std::filesystem::exists(g->first.lib_path));
+  EXPECT_EQ(g->first.index, 0);  // alone in the library of its half
+  EXPECT_GT(g->first.registers, 0);
+  EXPECT_EQ(b->first.status, "compile_error");
+  EXPECT_NE(b->first.error.find("stream-K"), std::string::npos) << b->first.error;
+  EXPECT_TRUE(b->second.lib_path.empty());
+}

@@ -1,0 +1,101 @@
+// `cks train`, `cks eval`, `cks select` as a user runs them: the built binary on a synthetic
+// registry, and the one-line error contract.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "models/synthetic.hpp"
+#include "shapes/cli_run.hpp"
+
+using namespace cks;
+using test::run_cks;
+
+namespace {
+
+void expect_error(const std::string& args, const std::string& mentions) {
+  const test::CliResult r = run_cks(args);
+  EXPECT_NE(r.exit_code, 0) << args;
+  EXPECT_EQ(r.err.rfind("cks: error: ", 0), 0u) << args << " -> " << r.err;
+  EXPECT_NE(r.err.find(mentions), std::string::npos) << args << " -> " << r.err;
+  EXPECT_TRUE(r.out.empty()) << args;
+}
+
+// A registry with 12 training and 4 evaluation groups, built once.
+const std::string& registry() {
+  static test::ScratchDir dir;
+  static const std::string path = [] {
+    auto groups = test::synthetic_shapes(16, 21, "train");
+    for (size_t i = 12; i < groups.size(); ++i) groups[i].set = "eval";
+    test::write_synthetic_registry(dir.file("syn.db"), groups, 60, 21);
+    return dir.file("syn.db");
+  }();
+  return path;
+}
+
+}  // namespace
+
+TEST(ModelsCli, SelectWithoutAModelSaysSo) {
+  setenv("CKS_MODEL", "/nonexistent/default.json", 1);
+  expect_error("select --m 4096 --n 4096 --k 4096 --layout tn", "no embedded default model");
+  const test::CliResult r = run_cks("select --m 4096 --n 4096 --k 4096 --layout tn --fallback static --top 3 --format json");
+  unsetenv("CKS_MODEL");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j.size(), 3u);
+  EXPECT_EQ(j[0]["rank"], 1);
+  EXPECT_EQ(j[0]["kernel_id"].get<std::string>().size(), 17u);
+  EXPECT_NE(j[0]["cutlass_type"].get<std::string>().find("GemmUniversal"), std::string::npos);
+  EXPECT_NE(r.err.find("static score"), std::string::npos);
+}
+
+TEST(ModelsCli, BadInputIsOneClearErrorLine) {
+  expect_error("select --m 0 --n 64 --k 64 --layout tn --fallback static", "--m must be positive");
+  expect_error("select --m 64 --n 64 --k 64 --layout xy --fallback static", "unknown layout 'xy'");
+  expect_error("select --m 64 --n 64 --k 64 --layout tn --top 0 --fallback static", "--top must be >= 1");
+  expect_error("select --m 64 --n 64 --k 64 --layout tn --fallback dynamic", "unknown --fallback");
+  expect_error("select --m 64 --n 64 --k 64 --layout tn --model /nonexistent.json", "cannot read model file");
+  expect_error("train --registry /nonexistent.db --out /tmp/x.json", "no registry");
+  expect_error("train --data /tmp --out /tmp/x.json", "no shards");
+  expect_error("train --registry " + registry() + " --out /tmp/x.json --model forest", "unknown model kind 'forest'");
+  expect_error("train --registry " + registry() + " --out /tmp/x.json --objective rank:map", "unknown objective");
+  expect_error("eval --registry " + registry() + " --model nothing", "neither a model file nor a model spec");
+  expect_error("eval --registry " + registry() + " --model ridge --groups holdout", "unknown --groups");
+}
+
+TEST(ModelsCli, TrainEvalSelectRoundTrip) {
+  test::ScratchDir dir;
+  const std::string model = dir.file("models/ridge.json");
+  const test::CliResult t = run_cks("train --registry " + registry() + " --model ridge --out " + model + " --format json");
+  ASSERT_EQ(t.exit_code, 0) << t.err;
+  const auto tj = nlohmann::json::parse(t.out);
+  EXPECT_EQ(tj[0]["groups"], 12);
+  EXPECT_EQ(tj[0]["eval_groups_held_out"], 4);
+
+  const test::CliResult e = run_cks("eval --registry " + registry() + " --model " + model + " --format json");
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  const auto ej = nlohmann::json::parse(e.out);
+  std::vector<std::string> methods;
+  for (const auto& row : ej)
+    if (row["slice"] == "all") methods.push_back(row["method"]);
+  for (const char* m : {"ridge squared", "best-single-config", "static-score", "random", "nvmmh", "cublas"})
+    EXPECT_NE(std::find(methods.begin(), methods.end(), m), methods.end()) << m;
+  for (const auto& row : ej)
+    if (row["method"] == "ridge squared" && row["slice"] == "all") {
+      EXPECT_EQ(row["groups"], 4);
+      EXPECT_GE(row["regret_mean"].get<double>(), 0.0);
+      EXPECT_LE(row["top16_regret"].get<double>(), row["top1_regret"].get<double>());
+    }
+
+  const test::CliResult cv = run_cks("eval --registry " + registry() +
+                                     " --model ridge --groups cv --folds 3 --no-nvmmh --format csv");
+  ASSERT_EQ(cv.exit_code, 0) << cv.err;
+  EXPECT_NE(cv.out.find("3-fold CV grouped by shape"), std::string::npos);
+
+  const test::CliResult s = run_cks("select --m 1024 --n 1024 --k 1024 --layout tn --top 2 --model " + model +
+                                    " --format csv");
+  ASSERT_EQ(s.exit_code, 0) << s.err;
+  EXPECT_EQ(test::count_lines(s.out), 3u);  // header + 2
+  expect_error("eval --registry " + registry() + " --model " + model + " --groups cv --folds 40", "distinct shapes");
+}

@@ -1,0 +1,162 @@
+// Plan files: round trips, line-numbered validation errors, exhaustive groups, `plan make`.
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "cks/sampling.hpp"
+#include "monitor/collect_fixture.hpp"
+
+namespace cks::test {
+namespace {
+
+const std::string kHeader = R"({"plan_version":1,"name":"p","created_by":"test"})";
+
+std::string write_lines(const std::string& path, const std::vector<std::string>& lines) {
+  std::ofstream out(path);
+  for (const auto& l : lines) out << l << '\n';
+  return path;
+}
+
+std::string group_line(const std::string& group_fields, const std::string& candidates) {
+  return R"({"group":{)" + group_fields + R"(},"candidates":)" + candidates + "}";
+}
+
+const std::string kGroup = R"("m":128,"n":256,"k":512,"layout":"tn")";
+const std::string kCands = R"([["k0123456789abcdef","r=h,s=1,d=h,k=1"]])";
+
+// The error message of reading a plan made of these lines.
+std::string read_error(const TempDir& dir, const std::vector<std::string>& lines) {
+  try {
+    read_plan(write_lines(dir / "bad.jsonl", lines));
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(MonitorPlan, WriteReadRoundTrip) {
+  TempDir dir;
+  Plan plan;
+  plan.name = "round";
+  plan.created_by = "test";
+  plan.header_json = R"({"policy":"top","seed":3})";
+  PlanGroup pg;
+  pg.group = {"", 4096, 1024, 256, Layout::nt, "eval", R"({"class":"llm"})", "top", 2, 77};
+  pg.group.key = group_key(4096, 1024, 256, Layout::nt);
+  pg.candidates = {{fake_kernel(1), kDefaultKnobs}, {fake_kernel(2), "r=n,s=8,d=sk,k=4"}};
+  plan.groups.push_back(pg);
+  write_plan(plan, dir / "p.jsonl");
+  EXPECT_FALSE(std::filesystem::exists(dir / "p.jsonl.tmp"));
+
+  const Plan back = read_plan(dir / "p.jsonl");
+  EXPECT_EQ(back.name, "round");
+  EXPECT_EQ(back.created_by, "test");
+  EXPECT_EQ(nlohmann::json::parse(back.header_json), nlohmann::json::parse(plan.header_json));
+  ASSERT_EQ(back.groups.size(), 1u);
+  const GroupInfo& g = back.groups[0].group;
+  EXPECT_EQ(g.key, "4096x1024x256_nt");
+  EXPECT_EQ(g.layout, Layout::nt);
+  EXPECT_EQ(g.set, "eval");
+  EXPECT_EQ(nlohmann::json::parse(g.tags_json), nlohmann::json::parse(R"({"class":"llm"})"));
+  EXPECT_EQ(g.policy, "top");
+  EXPECT_EQ(g.budget, 2);
+  EXPECT_EQ(g.seed, 77u);
+  EXPECT_EQ(back.groups[0].candidates, pg.candidates);
+  EXPECT_EQ(back.candidates(), 2u);
+}
+
+TEST(MonitorPlan, ValidationErrorsNameTheLine) {
+  TempDir dir;
+  const auto expect_error = [&](const std::vector<std::string>& lines, const std::string& where, const std::string& what) {
+    const std::string e = read_error(dir, lines);
+    EXPECT_NE(e.find(where), std::string::npos) << e;
+    EXPECT_NE(e.find(what), std::string::npos) << e;
+  };
+  expect_error({group_line(kGroup, kCands)}, "bad.jsonl:1:", "plan header");
+  expect_error({R"({"plan_version":2})"}, ":1:", "unsupported plan_version 2");
+  expect_error({kHeader, group_line(kGroup, kCands), "{oops"}, ":3:", "not valid JSON");
+  expect_error({kHeader, "", group_line(R"("m":100,"n":256,"k":512,"layout":"tn")", kCands)}, ":3:", "multiple of 8");
+  expect_error({kHeader, group_line(R"("m":128,"n":256,"k":512,"layout":"xy")", kCands)}, ":2:", "unknown layout");
+  expect_error({kHeader, group_line(R"("key":"1x1x1_tn","m":128,"n":256,"k":512,"layout":"tn")", kCands)}, ":2:",
+               "does not match its shape");
+  expect_error({kHeader, group_line(kGroup, R"([["kXYZ","r=h,s=1,d=h,k=1"]])")}, ":2:", "bad kernel id");
+  expect_error({kHeader, group_line(kGroup, R"([["k0123456789abcdef","r=q"]])")}, ":2:", "candidate 1");
+  expect_error({kHeader, group_line(kGroup, R"([["k0123456789abcdef","r=h,s=1,d=h,k=1"],["k0123456789abcdef","r=h,s=1,d=h,k=1"]])")},
+               ":2:", "duplicate candidate");
+  expect_error({kHeader, group_line(kGroup, kCands), group_line(kGroup, kCands)}, ":3:", "appears twice");
+  expect_error({kHeader, group_line(kGroup, R"("all")")}, ":2:", "must be a list or \"exhaustive\"");
+  expect_error({kHeader, group_line(kGroup, R"("exhaustive")")}, ":2:", "needs \"pool\"");
+  expect_error({kHeader, R"({"group":{}})"}, ":2:", "expected a group line");
+  EXPECT_NE(read_error(dir, {}).find("empty plan"), std::string::npos);
+  EXPECT_THROW(read_plan(dir / "missing.jsonl"), Error);
+}
+
+TEST(MonitorPlan, ExhaustiveGroupsExpandTheirPool) {
+  TempDir dir;
+  const Catalogue& cat = Catalogue::get(Layout::tn);
+  ASSERT_GE(cat.kernels().size(), 3u);
+  write_lines(dir / "pool.txt", {"# three kernels", cat.kernels()[0].id(), cat.kernels()[1].id(), cat.kernels()[2].id()});
+  const std::string all = R"({"group":{)" + kGroup + R"(},"candidates":"exhaustive","pool":"pool.txt"})";
+  const std::string defaults =
+      R"({"group":{"m":128,"n":128,"k":128,"layout":"tn"},"candidates":"exhaustive","pool":"pool.txt","knobs":"default"})";
+  const Plan plan = read_plan(write_lines(dir / "ex.jsonl", {kHeader, all, defaults}));
+  ASSERT_EQ(plan.groups.size(), 2u);
+  size_t expected = 0;
+  for (int i = 0; i < 3; ++i) expected += knob_settings(cat.kernels()[static_cast<size_t>(i)]).size();
+  EXPECT_EQ(plan.groups[0].candidates.size(), expected);
+  EXPECT_EQ(plan.groups[0].pool, "pool.txt");
+  ASSERT_EQ(plan.groups[1].candidates.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(plan.groups[1].candidates[i].first, cat.kernels()[i].id());
+    EXPECT_EQ(plan.groups[1].candidates[i].second, knob_settings(cat.kernels()[i]).front().canonical());
+  }
+
+  // Written back in exhaustive form, next to the same pool.
+  write_plan(plan, dir / "ex2.jsonl");
+  EXPECT_EQ(read_plan(dir / "ex2.jsonl").groups[0].candidates, plan.groups[0].candidates);
+  // A pool kernel of another layout is an error naming the pool line.
+  write_lines(dir / "pool.txt", {Catalogue::get(Layout::nt).kernels()[0].id()});
+  EXPECT_NE(read_error(dir, {kHeader, all}).find("pool.txt:1"), std::string::npos) << read_error(dir, {kHeader, all});
+}
+
+TEST(MonitorPlan, MakeSamplesEachGroupInStaticRankOrder) {
+  TempDir dir;
+  PlanMakeOptions o;
+  o.shape_set = "paper";
+  o.layouts = {Layout::tn};
+  o.limit_groups = 2;
+  o.policy = "top";
+  o.budget = 5;
+  o.seed = 11;
+  o.group_set = "proof";
+  const Plan plan = make_plan(o, dir / ".");
+  ASSERT_EQ(plan.groups.size(), 2u);
+  for (const auto& pg : plan.groups) {
+    EXPECT_EQ(pg.group.layout, Layout::tn);
+    EXPECT_EQ(pg.group.set, "proof");
+    EXPECT_EQ(pg.group.policy, "top");
+    EXPECT_EQ(pg.group.budget, 5);
+    ASSERT_EQ(pg.candidates.size(), 5u);
+    // "top" takes the head of the static ranking, in ranking order.
+    const Catalogue& cat = Catalogue::get(Layout::tn);
+    const GemmShape shape{pg.group.m, pg.group.n, pg.group.k};
+    const auto ranked = rank_candidates(shape, cat.kernels(), cat.candidates(), default_hw());
+    for (size_t i = 0; i < 5; ++i) {
+      const Candidate& c = cat.candidates()[ranked[i].pool_index];
+      EXPECT_EQ(pg.candidates[i].first, cat.kernels()[c.kernel].id());
+      EXPECT_EQ(pg.candidates[i].second, c.knobs.canonical());
+    }
+  }
+  write_plan(plan, dir / "made.jsonl");
+  const Plan back = read_plan(dir / "made.jsonl");
+  EXPECT_EQ(back.groups[1].candidates, plan.groups[1].candidates);
+  EXPECT_EQ(nlohmann::json::parse(back.header_json)["policy"], "top");
+
+  o.policy = "exhaustive";
+  EXPECT_THROW(make_plan(o, dir / "."), Error) << "exhaustive needs a pool";
+  o.policy = "greedy";
+  EXPECT_THROW(make_plan(o, dir / "."), Error);
+}
+
+}  // namespace
+}  // namespace cks::test

@@ -1,0 +1,117 @@
+// `cks data stats|export|merge|pack` through the built binary.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "registry/registry_test_util.hpp"
+
+using namespace cks;
+using namespace cks::test;
+
+namespace {
+
+struct CmdResult {
+  int code = -1;
+  std::string out, err;
+};
+
+// Runs `cks <args>` in `cwd`, capturing stdout and stderr separately.
+CmdResult cks_run(const ScratchDir& dir, const std::string& args, const std::string& cwd = "") {
+  const std::string err_file = dir.file("stderr.txt");
+  const std::string cmd = (cwd.empty() ? "" : "cd '" + cwd + "' && ") + std::string(CKS_BIN_DIR) + "/cks " + args +
+                          " 2>'" + err_file + "'";
+  CmdResult r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  size_t got;
+  while ((got = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, got);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  std::ifstream e(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  return r;
+}
+
+// A registry with one run, two groups, a cuBLAS reference and three attempts.
+std::string make_registry(const ScratchDir& dir, const std::string& name) {
+  const std::string path = dir.file(name);
+  Registry r(path);
+  const std::string run = r.begin_run(test_run());
+  r.upsert_group(test_group(512, 512, 512));
+  r.upsert_group(test_group(8192, 64, 1024, "eval"));
+  const KernelDesc k = test_kernel(0);
+  r.upsert_kernel(test_compile(k));
+  r.insert_measurements({test_row(run, "512x512x512_tn", k.id(), "ok"), test_row(run, "512x512x512_tn", "cublas", "ok"),
+                         test_row(run, "8192x64x1024_tn", k.id(), "timeout")});
+  r.end_run(run);
+  return path;
+}
+
+}  // namespace
+
+TEST(RegistryCli, StatsExportMergePack) {
+  ScratchDir dir;
+  const std::string a = make_registry(dir, "a.db"), b = make_registry(dir, "b.db");
+
+  auto stats = cks_run(dir, "data stats --registry " + a);  // json by default
+  ASSERT_EQ(stats.code, 0) << stats.err;
+  auto s = nlohmann::json::parse(stats.out);
+  EXPECT_EQ(s["measurements"]["attempts"], 3);
+  EXPECT_EQ(s["measurements"]["by_status"]["timeout"], 1);
+  EXPECT_EQ(s["cublas_referenced_groups"], 1);
+  EXPECT_EQ(s["runs"]["list"][0]["provenance_complete"], true);
+
+  auto csv = cks_run(dir, "data stats --registry " + a + " --format csv");
+  ASSERT_EQ(csv.code, 0) << csv.err;
+  EXPECT_NE(csv.out.find("metric,value\n"), std::string::npos);
+  EXPECT_NE(csv.out.find("measurements.by_status.ok,2\n"), std::string::npos);
+  auto md = cks_run(dir, "data stats --registry " + a + " --format md");
+  ASSERT_EQ(md.code, 0) << md.err;
+  EXPECT_NE(md.out.find("## Runs"), std::string::npos);
+
+  auto exp = cks_run(dir, "data export --registry " + a + " --status ok --set train --layout tn");
+  ASSERT_EQ(exp.code, 0) << exp.err;
+  EXPECT_EQ(std::count(exp.out.begin(), exp.out.end(), '\n'), 3);  // header + kernel + cuBLAS
+  auto no_cublas = cks_run(dir, "data export --registry " + a + " --status ok --no-cublas --format json");
+  ASSERT_EQ(no_cublas.code, 0) << no_cublas.err;
+  EXPECT_EQ(nlohmann::json::parse(no_cublas.out).size(), 1u);
+
+  const std::string merged = dir.file("merged.db");
+  auto merge = cks_run(dir, "data merge --out " + merged + " " + a + " " + b);
+  ASSERT_EQ(merge.code, 0) << merge.err;
+  EXPECT_NE(merge.out.find("measurements,6"), std::string::npos) << merge.out;
+  auto again = cks_run(dir, "data merge --out " + merged + " " + a + " " + b);
+  EXPECT_NE(again.out.find("measurements,0"), std::string::npos) << again.out;
+
+  // Packing into the default data/shards of the working directory, then reading it by default.
+  auto pack = cks_run(dir, "data pack --registry " + a, dir.path());
+  ASSERT_EQ(pack.code, 0) << pack.err;
+  EXPECT_NE(pack.out.find("data/shards/"), std::string::npos);
+  auto repack = cks_run(dir, "data pack --registry " + a, dir.path());
+  EXPECT_EQ(repack.code, 1);
+  EXPECT_NE(repack.err.find("cks: error: shard"), std::string::npos) << repack.err;
+  ASSERT_EQ(cks_run(dir, "data pack --registry " + b, dir.path()).code, 0);
+  auto from_shards = cks_run(dir, "data stats", dir.path());
+  ASSERT_EQ(from_shards.code, 0) << from_shards.err;
+  EXPECT_EQ(nlohmann::json::parse(from_shards.out)["measurements"]["attempts"], 6);
+}
+
+TEST(RegistryCli, BadInputIsOneClearError) {
+  ScratchDir dir;
+  const std::string a = make_registry(dir, "a.db");
+  const std::vector<std::string> bad = {
+      "data stats --registry " + dir.file("missing.db"), "data export --registry " + a + " --status fast",
+      "data export --registry " + a + " --layout xy",    "data stats --registry " + a + " --format yaml",
+      "data stats --registry " + dir.path(),             "data stats"};
+  for (const std::string& args : bad) {
+    auto r = cks_run(dir, args, dir.path());
+    EXPECT_EQ(r.code, 1) << args;
+    EXPECT_EQ(r.err.rfind("cks: error: ", 0), 0u) << args << ": " << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir.file("missing.db")));  // readers never create files
+}

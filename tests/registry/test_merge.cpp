@@ -1,0 +1,233 @@
+// Merging, shards, stats, export and the observation reader.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <sstream>
+
+#include "registry/registry_test_util.hpp"
+
+using namespace cks;
+using namespace cks::test;
+
+namespace {
+
+// Two registries from two "nodes" that overlap: a shared group, a kernel that failed to
+// compile on node A and compiled on node B, and one measurement both recorded (same uuid).
+struct TwoNodes {
+  ScratchDir dir;
+  std::string a = dir.file("a.db"), b = dir.file("b.db");
+  std::string shared_uuid = new_uuid();
+  KernelDesc k1 = test_kernel(1), k2 = test_kernel(2), k3 = test_kernel(3);
+
+  TwoNodes() {
+    {
+      Registry r(a);
+      const std::string run = r.begin_run(test_run());
+      r.upsert_group(test_group(1024, 1024, 1024));
+      r.upsert_group(test_group(2048, 512, 256));
+      r.upsert_kernel(test_compile(k1));
+      r.upsert_kernel(test_compile(k2, "compile_error"));
+      r.add_plan_items("1024x1024x1024_tn", {{k1.id(), RuntimeKnobs{}.canonical()}});
+      auto shared = test_row(run, "1024x1024x1024_tn", k1.id(), "ok", 20);
+      shared.uuid = shared_uuid;
+      r.insert_measurements({shared, test_row(run, "1024x1024x1024_tn", "cublas", "ok", 18),
+                             test_row(run, "2048x512x256_tn", k2.id(), "compile_error"),
+                             test_row(run, "2048x512x256_tn", k1.id(), "crash")});
+      r.end_run(run);
+    }
+    {
+      Registry r(b);
+      RunInfo info = test_run();
+      info.git_sha = "";  // a run with incomplete provenance
+      const std::string run = r.begin_run(info);
+      r.upsert_group(test_group(1024, 1024, 1024));
+      r.upsert_group(test_group(1024, 1024, 1024, "eval", Layout::nt));  // same (M,N,K) as a training group
+      r.upsert_group(test_group(4096, 128, 4096, "eval"));
+      r.upsert_kernel(test_compile(k2));
+      r.upsert_kernel(test_compile(k3));
+      auto shared = test_row(run, "1024x1024x1024_tn", k1.id(), "ok", 20);
+      shared.uuid = shared_uuid;
+      r.insert_measurements({shared, test_row(run, "4096x128x4096_tn", k3.id(), "ok", 30),
+                             test_row(run, "4096x128x4096_tn", k2.id(), "timeout")});
+    }
+  }
+};
+
+}  // namespace
+
+TEST(RegistryMerge, UnionWithoutDuplicatesAndIdempotent) {
+  TwoNodes t;
+  const std::string dest = t.dir.file("merged.db");
+  MergeStats s = merge_registries(dest, {t.a, t.b});
+  EXPECT_EQ(s.runs, 2);
+  EXPECT_EQ(s.groups, 4);  // 1024^3 train once, + 2048 train, + two eval groups
+  EXPECT_EQ(s.kernels, 3);
+  EXPECT_EQ(s.plan_items, 1);
+  EXPECT_EQ(s.measurements, 6);  // 4 + 3 - the shared one
+  EXPECT_EQ(sql_count(dest, "measurements"), 6);
+  // The kernel that compiled on node B wins over node A's failure.
+  EXPECT_EQ(sql_text(dest, "SELECT status FROM kernels WHERE kernel_id='" + t.k2.id() + "'"), "ok");
+
+  MergeStats again = merge_registries(dest, {t.b, t.a});
+  EXPECT_EQ(again.runs + again.groups + again.kernels + again.plan_items + again.measurements, 0);
+  EXPECT_EQ(sql_count(dest, "measurements"), 6);
+  EXPECT_EQ(sql_text(dest, "PRAGMA integrity_check"), "ok");
+
+  EXPECT_THROW(merge_registries(dest, {dest}), Error);
+  EXPECT_THROW(merge_registries(dest, {t.dir.file("missing.db")}), Error);
+}
+
+TEST(RegistryMerge, LaterCheckpointOfARunBringsItsEndTime) {
+  ScratchDir dir;
+  const std::string live = dir.file("live.db"), early = dir.file("early.db"), dest = dir.file("dest.db");
+  Registry r(live);
+  const std::string run = r.begin_run(test_run());
+  r.checkpoint(early);
+  r.end_run(run);
+  merge_registries(dest, {early});
+  EXPECT_EQ(sql_text(dest, "SELECT ended_at FROM runs"), "");
+  merge_registries(dest, {live});
+  EXPECT_NE(sql_text(dest, "SELECT ended_at FROM runs"), "");
+  merge_registries(dest, {early});  // an older copy never takes the end time away
+  EXPECT_NE(sql_text(dest, "SELECT ended_at FROM runs"), "");
+}
+
+TEST(RegistryShards, PackThenReadMergedShards) {
+  TwoNodes t;
+  const std::string shards = t.dir.file("data/shards");
+  const std::string sa = pack_shard(t.a, shards);
+  EXPECT_TRUE(std::regex_match(std::filesystem::path(sa).filename().string(),
+                               std::regex(R"(\d{8}_[0-9a-f]{8}\.db\.gz)")))
+      << sa;
+  try {
+    pack_shard(t.a, shards);
+    FAIL() << "overwrote a shard";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("already exists"), std::string::npos);
+  }
+  const std::string sb = pack_shard(t.b, shards);
+  EXPECT_NE(sa, sb);
+
+  std::string merged_path;
+  {
+    DataSource data(shards);
+    EXPECT_EQ(data.shards(), 2u);
+    merged_path = data.path();
+    EXPECT_EQ(sql_count(data.path(), "measurements"), 6);
+    EXPECT_EQ(sql_count(data.path(), "runs"), 2);
+    // A shard merges like a registry: idempotent against the plain files.
+    const std::string dest = t.dir.file("dest.db");
+    merge_registries(dest, {t.a, t.b});
+    EXPECT_EQ(merge_registries(dest, {sa, sb}).measurements, 0);
+  }
+  EXPECT_FALSE(std::filesystem::exists(merged_path)) << "temporary merge left behind";
+
+  DataSource plain(t.a);
+  EXPECT_EQ(plain.path(), t.a);
+  EXPECT_EQ(plain.shards(), 0u);
+  EXPECT_THROW(DataSource(t.dir.file("nowhere")), Error);
+  EXPECT_THROW(DataSource{t.dir.path() + "/data"}, Error);  // a directory without shards
+  EXPECT_THROW(pack_shard(t.dir.file("missing.db"), shards), Error);
+
+  // The --registry / --data choice of the reading commands.
+  EXPECT_EQ(open_data("", shards)->shards(), 2u);
+  EXPECT_EQ(open_data(t.a, "")->path(), t.a);
+  EXPECT_THROW(open_data(shards, ""), Error);  // a directory given as a registry
+  EXPECT_THROW(open_data("", t.a), Error);     // a file given as a shard directory
+}
+
+TEST(RegistryShards, CorruptShardIsAClearError) {
+  TwoNodes t;
+  const std::string shards = t.dir.file("shards");
+  const std::string sa = pack_shard(t.a, shards);
+  std::filesystem::resize_file(sa, std::filesystem::file_size(sa) / 2);
+  EXPECT_THROW(DataSource{shards}, Error);
+}
+
+TEST(RegistryStats, CountsEverythingTheIssueAsksFor) {
+  TwoNodes t;
+  const std::string dest = t.dir.file("merged.db");
+  merge_registries(dest, {t.a, t.b});
+  Registry r(dest);
+  const auto s = registry_stats(r);
+  EXPECT_EQ(s["schema_version"], 1);
+  EXPECT_EQ(s["runs"]["total"], 2);
+  EXPECT_EQ(s["runs"]["with_provenance"], 1);
+  EXPECT_EQ(s["groups"]["total"], 4);
+  EXPECT_EQ(s["groups"]["by_set"]["train"], 2);
+  EXPECT_EQ(s["groups"]["by_set"]["eval"], 2);
+  EXPECT_EQ(s["groups"]["by_layout"]["tn"], 3);
+  EXPECT_EQ(s["groups"]["by_set_layout"]["eval"]["nt"], 1);
+  EXPECT_EQ(s["groups"]["eval_sharing_train_shape"], 1);
+  EXPECT_EQ(s["measurements"]["attempts"], 6);
+  EXPECT_EQ(s["measurements"]["ok"], 3);
+  EXPECT_EQ(s["measurements"]["by_status"]["crash"], 1);
+  EXPECT_EQ(s["measurements"]["by_status"]["timeout"], 1);
+  EXPECT_EQ(s["measurements"]["by_status"]["quarantined"], 0);
+  EXPECT_EQ(s["kernels"]["ok"], 3);
+  EXPECT_EQ(s["kernels"]["compile_error"], 0);
+  // The 1024^3 key is referenced (train tn); the other three groups are not.
+  EXPECT_EQ(s["cublas_referenced_groups"], 1);
+  EXPECT_EQ(s["groups_missing_cublas"], 3);
+}
+
+TEST(RegistryExport, RowsCarryProvenanceAndFiltersApply) {
+  TwoNodes t;
+  Registry r(t.a);
+  std::ostringstream csv;
+  EXPECT_EQ(export_measurements(r, {}, Format::csv, csv), 4u);
+  std::istringstream lines(csv.str());
+  std::string header, line;
+  std::getline(lines, header);
+  EXPECT_EQ(header.rfind("uuid,run_uuid,group_key,m,n,k,layout,set,kernel_id,canonical,knobs,status,", 0), 0u)
+      << header;
+  EXPECT_NE(header.find("gpu_name,gpu_uuid,driver_version,cuda_version,cublas_version,cutlass_version,git_sha"),
+            std::string::npos);
+  while (std::getline(lines, line)) EXPECT_NE(line.find(",NVIDIA H200,GPU-0000,580.65,13.0,"), std::string::npos);
+
+  MeasurementFilter ok_only;
+  ok_only.status = "ok";
+  ok_only.include_cublas = false;
+  std::ostringstream js;
+  EXPECT_EQ(export_measurements(r, ok_only, Format::json, js), 1u);
+  auto rows = nlohmann::json::parse(js.str());
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0]["canonical"], t.k1.canonical());
+  EXPECT_EQ(rows[0]["m"], 1024);
+  EXPECT_EQ(rows[0]["samples"], 15);
+  EXPECT_EQ(rows[0]["cutlass_version"], "4.2.0");
+
+  MeasurementFilter eval;
+  eval.set = "eval";
+  std::ostringstream none;
+  EXPECT_EQ(export_measurements(r, eval, Format::json, none), 0u);
+  EXPECT_EQ(nlohmann::json::parse(none.str()).size(), 0u);
+  MeasurementFilter bad;
+  bad.status = "fast";
+  EXPECT_THROW(export_measurements(r, bad, Format::csv, none), Error);
+}
+
+TEST(RegistryExport, ObservationsAreOkRowsWithShapes) {
+  TwoNodes t;
+  const std::string dest = t.dir.file("merged.db");
+  merge_registries(dest, {t.a, t.b});
+  Registry r(dest);
+  MeasurementFilter train;
+  train.set = "train";
+  train.include_cublas = false;
+  auto obs = load_ok_measurements(r, train);
+  ASSERT_EQ(obs.size(), 1u);
+  EXPECT_EQ(obs[0].group_key, "1024x1024x1024_tn");
+  EXPECT_EQ(obs[0].n, 1024);
+  EXPECT_EQ(obs[0].kernel_id, t.k1.id());
+  EXPECT_EQ(obs[0].samples, 15);
+  EXPECT_DOUBLE_EQ(obs[0].mean_us, 20);
+  MeasurementFilter all;
+  EXPECT_EQ(load_ok_measurements(r, all).size(), 3u);  // incl. the cuBLAS reference
+  size_t visited = 0;
+  scan_ok_measurements(r, all, [&](const Observation& o) {
+    EXPECT_FALSE(o.set.empty());
+    ++visited;
+  });
+  EXPECT_EQ(visited, 3u);
+}
