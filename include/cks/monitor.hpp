@@ -56,8 +56,8 @@ struct CollectSummary {
   size_t items = 0;               // candidate items in the plan
   size_t pending_at_start = 0;    // items without a final row when the run started
   size_t remaining = 0;           // items still without a final row at the end
-  std::map<std::string, size_t> rows;  // measurement rows written by this run, by status
-  size_t cublas_rows = 0;
+  std::map<std::string, size_t> rows;  // candidate rows written by this run, by status
+  size_t cublas_rows = 0;         // cuBLAS reference rows written by this run (any status)
   size_t respawns = 0;            // workers restarted after a crash, hang or fatal error
   size_t kernels_compiled = 0, compile_errors = 0, kernels_quarantined = 0;
   std::string stop_reason;        // empty: finished; else "time budget" or "signal"

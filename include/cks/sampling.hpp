@@ -49,12 +49,12 @@ inline constexpr double kTileExponent = 1.0;
 
 struct ScoreTerms {
   double fill = 0, cluster_use = 0, pipeline = 0, tile = 0;
-  double score = 0;   // weighted sum
+  double score = 0;   // fill * cluster_use * pipeline^kPipelineExponent * tile^kTileExponent
   long clusters = 0;  // n_c
   long waves = 0;     // W
 };
 // `stages` is the resolved stage count (resources(k, hw).stages for auto kernels) and
-// `spills` resources(k, hw).spills_expected; the overload without them computes resources().
+// `spills` resources(k, hw).spills_expected; static_score() computes both with resources().
 ScoreTerms static_score_terms(const GemmShape& p, const KernelDesc& k, const RuntimeKnobs& knobs,
                               const HardwareDesc& hw, int stages, bool spills);
 double static_score(const GemmShape& p, const KernelDesc& k, const RuntimeKnobs& knobs, const HardwareDesc& hw);

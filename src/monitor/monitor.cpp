@@ -113,6 +113,7 @@ struct KernelState {
   size_t rank = SIZE_MAX;                    // best position in any group's measurement order
   std::map<size_t, size_t> queued_in_group;  // group index -> items of this kernel in its queue
   std::optional<KernelDesc> desc;
+  std::string final_error;                   // why it was quarantined / failed to compile
 };
 
 enum class WorkerStatus {
@@ -466,8 +467,8 @@ MeasurementRow Collector::row(const GroupState& g, const std::string& kernel, co
 }
 
 void Collector::insert(MeasurementRow r) {
-  ++summary_.rows[r.status];
   if (r.kernel_id == "cublas") ++summary_.cublas_rows;
+  else ++summary_.rows[r.status];
   reg_->insert_measurement(std::move(r));
 }
 
@@ -478,6 +479,7 @@ void Collector::drop_kernel(const std::string& kernel, KernelStatus final_status
   KernelState& ks = kernels_.at(kernel);
   const bool was_ready = ks.status == KernelStatus::ready;
   ks.status = final_status;
+  ks.final_error = error;
   std::vector<MeasurementRow> rows;
   for (auto& [gi, n] : ks.queued_in_group) {
     GroupState& g = groups_[gi];
@@ -742,24 +744,34 @@ void Collector::record_failure(Worker& w, const std::string& status, const std::
   r.error = reason;
   insert(std::move(r));
   --g.in_flight;
+  KernelState& ks = kernels_.at(run.item.kernel);
   const std::string what = run.item.kernel + " " + run.item.knobs + " in " + g.info.key;
-  if (run.attempt < o_.max_attempts) {
-    note(w.name + ": " + status + " of " + what + " (" + reason + "), attempt " + std::to_string(run.attempt) + "/" +
-         std::to_string(o_.max_attempts) + ": will retry; restarting the worker");
-    // Retried next: a deterministic failure is confirmed (and its kernel quarantined) before
-    // the kernel's other candidates spend attempts on it.
-    g.queue.push_front(run.item);
-    ++g.ready;
-    ++kernels_.at(run.item.kernel).queued_in_group[run.group];
+  const std::string failure = w.name + ": " + status + " of " + what + " (" + reason + "), attempt " +
+                              std::to_string(run.attempt) + "/" + std::to_string(o_.max_attempts);
+  if (run.attempt >= o_.max_attempts) {  // this row is final
+    if (ks.status == KernelStatus::quarantined) return;
+    note(failure + ": kernel quarantined; restarting the worker");
+    ++summary_.kernels_quarantined;
+    drop_kernel(run.item.kernel, KernelStatus::quarantined,
+                "kernel quarantined: " + std::to_string(run.attempt) + " failed attempts on " + what + " (last: " +
+                    status + ", " + reason + ")");
     return;
   }
-  note(w.name + ": " + status + " of " + what + " (" + reason + "), attempt " + std::to_string(run.attempt) +
-       ": kernel quarantined; restarting the worker");
-  if (kernels_.at(run.item.kernel).status == KernelStatus::quarantined) return;
-  ++summary_.kernels_quarantined;
-  drop_kernel(run.item.kernel, KernelStatus::quarantined,
-              "kernel quarantined: " + std::to_string(run.attempt) + " failed attempts on " + what + " (last: " +
-                  status + ", " + reason + ")");
+  if (ks.status == KernelStatus::quarantined) {
+    // Another worker's failures quarantined the kernel while this candidate ran: it ends
+    // quarantined like the kernel's other pending candidates.
+    note(failure + ": its kernel is quarantined meanwhile; restarting the worker");
+    g.queue.push_back(run.item);
+    ++ks.queued_in_group[run.group];
+    drop_kernel(run.item.kernel, KernelStatus::quarantined, ks.final_error);
+    return;
+  }
+  note(failure + ": will retry; restarting the worker");
+  // Retried next: a deterministic failure is confirmed (and its kernel quarantined) before
+  // the kernel's other candidates spend attempts on it.
+  g.queue.push_front(run.item);
+  ++g.ready;
+  ++ks.queued_in_group[run.group];
 }
 
 // Stop without recording: the running measurement stays pending for the next run.
@@ -818,7 +830,7 @@ void Collector::progress(bool force) {
   std::fprintf(stderr,
                "cks collect: %.1f min | groups %zu/%zu done | rows ok %zu, other %zu | %.0f/min | compile queue %zu | "
                "workers %zu/%zu | respawns %zu\n",
-               minutes, done, groups_.size(), ok - summary_.cublas_rows, failed,
+               minutes, done, groups_.size(), ok, failed,
                minutes > 0 ? static_cast<double>(measured_) / minutes : 0.0, compile_ ? compile_->pending() : 0, live,
                workers_.size(), summary_.respawns);
 }
@@ -884,29 +896,27 @@ CollectSummary Collector::run() {
   t_start_ = last_checkpoint_ = last_progress_ = Clock::now();
   validate();
   load();
+  bool lost_all = false;
   if (summary_.pending_at_start == 0) {
     note("nothing to do: every plan item already has a final row");
-    summary_.remaining = 0;
     summary_.groups_done = groups_.size();
     checkpoint(true);
-    return summary_;
-  }
-  if (!start_workers()) {
+  } else if (!start_workers()) {  // stopped before any worker said hello: no run to record
     for (auto& w : workers_) abandon(w);
     summary_.stop_reason = stop_;
     summary_.remaining = summary_.pending_at_start;
     checkpoint(true);
-    return summary_;
+  } else {
+    begin_run();
+    start_compiles();
+    loop();
+    lost_all = stop_.empty() && std::all_of(workers_.begin(), workers_.end(),
+                                            [](const Worker& w) { return w.status == WorkerStatus::stopped; });
+    finish();
   }
-  begin_run();
-  start_compiles();
-  loop();
-  const bool lost_all =
-      stop_.empty() && std::all_of(workers_.begin(), workers_.end(), [](const Worker& w) { return w.status == WorkerStatus::stopped; });
-  finish();
   summary_.seconds = seconds_since(t_start_);
   if (lost_all && !summary_.complete())
-    throw Error("every worker failed to start repeatedly (last: " + workers_.front().last_failure +
+    throw Error("every GPU was given up (last worker failure: " + workers_.front().last_failure +
                 "); the registry is consistent, re-run to resume");
   return summary_;
 }

@@ -13,7 +13,8 @@
 
 namespace cks::worker::fake {
 
-// What a fault does to a measurement of its kernel (every knob setting, every group).
+// What a fault does to a measurement of its kernel (in every group; every knob setting unless
+// the fault names one).
 enum class FaultKind : uint8_t {
   crash,             // raise SIGSEGV inside measure()
   crash_once,        // crash unless the marker file exists (created just before crashing)
@@ -24,18 +25,19 @@ enum class FaultKind : uint8_t {
   cannot_implement,  // status cannot_implement
   compile_error,     // the monitor's fake compiler fails this kernel
 };
-std::string_view to_string(FaultKind k);
 
 struct Fault {
   FaultKind kind = FaultKind::crash;
   std::string kernel_id;
+  std::string knobs;   // RuntimeKnobs::canonical(); empty: every knob setting
   std::string marker;  // crash_once: path of the file that says "already crashed once"
 };
 
-// Grammar (items separated by ';', blanks ignored):
-//   <kind>@<kernel_id>                    kind: crash hang freeze launch_error incorrect
-//                                               cannot_implement compile_error
-//   crash_once@<kernel_id>:<marker_path>
+// Grammar (items separated by ';', blanks ignored; "/<knobs>" limits a fault to one knob
+// setting of the kernel, e.g. crash@k0123456789abcdef/r=m,s=2,d=h,k=1):
+//   <kind>@<kernel_id>[/<knobs>]          kind: crash hang freeze launch_error incorrect
+//                                               cannot_implement compile_error (never per knobs)
+//   crash_once@<kernel_id>[/<knobs>]:<marker_path>
 //   crash:p=<probability>                 every measurement crashes with this probability
 //   slow=<microseconds>                   every measurement takes at least this long
 struct FaultSpec {
@@ -44,8 +46,8 @@ struct FaultSpec {
   double slow_us = 0;
 
   static FaultSpec parse(std::string_view spec);  // throws cks::Error naming the bad item
-  // The fault a measurement of kernel_id hits (compile_error faults excluded), if any.
-  std::optional<Fault> measure_fault(std::string_view kernel_id) const;
+  // The first fault a measurement of (kernel_id, knobs) hits (compile_error excluded), if any.
+  std::optional<Fault> measure_fault(std::string_view kernel_id, std::string_view knobs) const;
   bool compile_fails(std::string_view kernel_id) const;
   // Deterministic draw for `crash:p=`: a measurement id is unique within a monitor run, so a
   // retry draws again while a re-run with the same seed repeats the same crashes.

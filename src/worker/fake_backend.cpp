@@ -72,8 +72,9 @@ class FakeBackend final : public Backend {
     }
     if (spec_.slow_us > 0) std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(spec_.slow_us));
     if (spec_.random_crash(seed_, m.measurement_id)) crash_now();
-    const Timing timing = fake::kernel_timing(m.kernel_id, m.knobs.canonical(), group_.m, group_.n, group_.k);
-    if (const auto fault = spec_.measure_fault(m.kernel_id)) {
+    const std::string knobs = m.knobs.canonical();
+    const Timing timing = fake::kernel_timing(m.kernel_id, knobs, group_.m, group_.n, group_.k);
+    if (const auto fault = spec_.measure_fault(m.kernel_id, knobs)) {
       switch (fault->kind) {
         case fake::FaultKind::crash: crash_now();
         case fake::FaultKind::crash_once:

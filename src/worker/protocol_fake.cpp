@@ -54,8 +54,6 @@ Timing timing_at(double efficiency, long m, long n, long k) {
 
 }  // namespace
 
-std::string_view to_string(FaultKind k) { return kKindNames[static_cast<int>(k)]; }
-
 FaultSpec FaultSpec::parse(std::string_view spec) {
   FaultSpec out;
   size_t b = 0;
@@ -77,7 +75,8 @@ FaultSpec FaultSpec::parse(std::string_view spec) {
     const size_t at = item.find('@');
     if (at == std::string_view::npos)
       throw Error("bad fault spec item '" + std::string(item) +
-                  "' (expected <kind>@<kernel_id>, crash_once@<kernel_id>:<marker>, crash:p=<p> or slow=<us>)");
+                  "' (expected <kind>@<kernel_id>[/<knobs>], crash_once@<kernel_id>[/<knobs>]:<marker>, crash:p=<p> or "
+                  "slow=<us>)");
     const std::string_view kind = item.substr(0, at);
     Fault f;
     bool known = false;
@@ -96,6 +95,16 @@ FaultSpec FaultSpec::parse(std::string_view spec) {
       f.marker = std::string(target.substr(colon + 1));
       target = target.substr(0, colon);
     }
+    if (const size_t slash = target.find('/'); slash != std::string_view::npos) {
+      if (f.kind == FaultKind::compile_error)
+        throw Error("bad fault spec item '" + std::string(item) + "': a compile error concerns a whole kernel, not knobs");
+      try {
+        f.knobs = RuntimeKnobs::from_canonical(target.substr(slash + 1)).canonical();
+      } catch (const Error& e) {
+        throw Error("bad fault spec item '" + std::string(item) + "': " + e.what());
+      }
+      target = target.substr(0, slash);
+    }
     if (target.empty()) throw Error("bad fault spec item '" + std::string(item) + "': no kernel id");
     f.kernel_id = std::string(target);
     out.faults.push_back(std::move(f));
@@ -103,9 +112,10 @@ FaultSpec FaultSpec::parse(std::string_view spec) {
   return out;
 }
 
-std::optional<Fault> FaultSpec::measure_fault(std::string_view kernel_id) const {
+std::optional<Fault> FaultSpec::measure_fault(std::string_view kernel_id, std::string_view knobs) const {
   for (const auto& f : faults)
-    if (f.kernel_id == kernel_id && f.kind != FaultKind::compile_error) return f;
+    if (f.kernel_id == kernel_id && (f.knobs.empty() || f.knobs == knobs) && f.kind != FaultKind::compile_error)
+      return f;
   return std::nullopt;
 }
 

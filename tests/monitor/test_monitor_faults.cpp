@@ -187,6 +187,69 @@ TEST(MonitorFaults, BadOptionsAndUnstartableWorkersAreClearErrors) {
   EXPECT_EQ(query_text(dir / "reg.db", "SELECT count(*) FROM runs"), "0");
 }
 
+TEST(MonitorFaults, TwoWorkersCrashingOnOneKernelEndEachCandidateOnce) {
+  // Both workers measure candidates of the same crashing kernel at once: whichever quarantines
+  // it, the other's crash in flight must end its candidate too, never requeue it.
+  TempDir dir;
+  TestGroup g = kernel_range_group(kM, kN, kK, 10, 4);
+  for (RasterOrder r : {RasterOrder::along_m, RasterOrder::along_n})
+    for (int swizzle : {1, 2, 4, 8})
+      g.candidates.emplace_back(fake_kernel(1), RuntimeKnobs{r, swizzle, Decomposition::heuristic, 1}.canonical());
+  const std::string plan = write_test_plan(dir / "plan.jsonl", {g});
+  CollectOptions o = fake_options(plan, dir / "reg.db");
+  o.gpus = {0, 1};
+  o.fault_spec = "crash@" + fake_kernel(1);
+  o.max_attempts = 2;
+  const CollectSummary s = collect(o);
+  EXPECT_TRUE(s.complete());
+  EXPECT_EQ(s.kernels_quarantined, 1u);
+  for (const auto& [key, list] : rows_by_candidate(read_rows(dir / "reg.db"))) {
+    const auto& [group, kernel, knobs] = key;
+    if (kernel != fake_kernel(1)) {
+      ASSERT_EQ(list.size(), 1u);
+      EXPECT_EQ(list[0].status, "ok");
+      continue;
+    }
+    // Crash rows below max_attempts, then exactly one final row: crash at attempt 2 or quarantined.
+    for (size_t i = 0; i + 1 < list.size(); ++i) {
+      EXPECT_EQ(list[i].status, "crash") << knobs;
+      EXPECT_EQ(list[i].attempt, static_cast<int>(i + 1)) << knobs;
+    }
+    const Row& last = list.back();
+    EXPECT_TRUE((last.status == "crash" && last.attempt == 2) || last.status == "quarantined")
+        << knobs << ": " << last.status << " attempt " << last.attempt;
+  }
+}
+
+TEST(MonitorFaults, AFailureInFlightWhenItsKernelIsQuarantinedEndsQuarantined) {
+  // One worker hangs on the kernel's first candidate while the other crashes twice on its
+  // second and quarantines the kernel; the hang then times out at attempt 1 of 2: the candidate
+  // is not retried but ends quarantined with the kernel.
+  TempDir dir;
+  const std::string hung = kDefaultKnobs, crashing = "r=n,s=2,d=h,k=1";
+  TestGroup g{kM, kN, kK, {{fake_kernel(1), hung}, {fake_kernel(1), crashing}}};
+  for (const auto& c : kernel_range_group(kM, kN, kK, 10, 3).candidates) g.candidates.push_back(c);
+  CollectOptions o = fake_options(write_test_plan(dir / "plan.jsonl", {g}), dir / "reg.db");
+  o.gpus = {0, 1};
+  o.fault_spec = "hang@" + fake_kernel(1) + "/" + hung + ";crash@" + fake_kernel(1) + "/" + crashing;
+  o.max_attempts = 2;
+  const CollectSummary s = collect(o);
+  EXPECT_TRUE(s.complete());
+  const auto by_candidate = rows_by_candidate(read_rows(dir / "reg.db"));
+  const std::string key = group_key(kM, kN, kK, Layout::tn);
+  const auto& crashed = by_candidate.at({key, fake_kernel(1), crashing});
+  ASSERT_EQ(crashed.size(), 2u);
+  EXPECT_EQ(crashed[1].status, "crash");
+  EXPECT_EQ(crashed[1].attempt, 2);
+  const auto& hanging = by_candidate.at({key, fake_kernel(1), hung});
+  ASSERT_EQ(hanging.size(), 2u);
+  EXPECT_EQ(hanging[0].status, "timeout");
+  EXPECT_EQ(hanging[0].attempt, 1);
+  EXPECT_EQ(hanging[1].status, "quarantined");
+  EXPECT_NE(hanging[1].error.find("2 failed attempts on " + fake_kernel(1) + " " + crashing), std::string::npos)
+      << hanging[1].error;
+}
+
 TEST(MonitorFaults, ProbabilisticCrashesStillFinishEveryItem) {
   TempDir dir;
   const std::string plan = write_test_plan(dir / "plan.jsonl", {kernel_range_group(kM, kN, kK, 0, 30)});
@@ -229,8 +292,12 @@ TEST(MonitorFaults, CutFactorStopsSlowCandidates) {
   for (const auto& [key, list] : by_candidate) {
     ASSERT_EQ(list.size(), 1u);
     const double us = us_of(std::get<1>(key), std::get<2>(key));
-    if (us > ceiling_us) EXPECT_EQ(list[0].status, "cut");
-    if (us <= 1.2 * floor_us) EXPECT_EQ(list[0].status, "ok");
+    if (us > ceiling_us) {
+      EXPECT_EQ(list[0].status, "cut");
+    }
+    if (us <= 1.2 * floor_us) {
+      EXPECT_EQ(list[0].status, "ok");
+    }
     cut += list[0].status == "cut";
   }
   EXPECT_GT(cut, 0u);

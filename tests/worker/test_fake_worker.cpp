@@ -23,13 +23,16 @@ const std::string kKernel = "k00000000000000aa", kFaulty = "k00000000000000bb";
 TEST(WorkerFakeSpec, ParsesEveryFaultKind) {
   const auto spec = fake::FaultSpec::parse(
       " crash@ka ; hang@kb;freeze@kc;launch_error@kd;incorrect@ke;cannot_implement@kf;compile_error@kg;"
-      "crash_once@kh:/tmp/x:y;crash:p=0.25;slow=1500;");
-  ASSERT_EQ(spec.faults.size(), 8u);
+      "crash_once@kh/r=n,s=2,d=h,k=1:/tmp/x:y;crash:p=0.25;slow=1500;hang@ki/r=m,s=1,d=h,k=1");
+  const std::string any = "r=m,s=4,d=h,k=1";
+  ASSERT_EQ(spec.faults.size(), 9u);
   EXPECT_EQ(spec.faults[0].kind, fake::FaultKind::crash);
   EXPECT_EQ(spec.faults[0].kernel_id, "ka");
-  EXPECT_EQ(spec.measure_fault("kb")->kind, fake::FaultKind::hang);
-  EXPECT_EQ(spec.measure_fault("kh")->marker, "/tmp/x:y") << "the marker is everything after the first ':'";
-  EXPECT_FALSE(spec.measure_fault("kg")) << "compile errors never reach the worker";
+  EXPECT_EQ(spec.measure_fault("kb", any)->kind, fake::FaultKind::hang);
+  EXPECT_EQ(spec.measure_fault("kh", "r=n,s=2,d=h,k=1")->marker, "/tmp/x:y") << "the marker is everything after the first ':'";
+  EXPECT_FALSE(spec.measure_fault("kh", any)) << "a fault naming knobs hits only those";
+  EXPECT_TRUE(spec.measure_fault("ki", "r=m,s=1,d=h,k=1"));
+  EXPECT_FALSE(spec.measure_fault("kg", any)) << "compile errors never reach the worker";
   EXPECT_TRUE(spec.compile_fails("kg"));
   EXPECT_FALSE(spec.compile_fails("ka"));
   EXPECT_DOUBLE_EQ(spec.crash_p, 0.25);
@@ -39,7 +42,7 @@ TEST(WorkerFakeSpec, ParsesEveryFaultKind) {
 
 TEST(WorkerFakeSpec, RejectsBadItemsWithClearErrors) {
   for (const char* bad : {"explode@ka", "crash", "crash@", "crash_once@ka", "crash_once@ka:", "crash:p=2", "crash:p=x",
-                          "slow=-1", "slow=fast"})
+                          "slow=-1", "slow=fast", "hang@ka/r=q", "compile_error@ka/r=m,s=1,d=h,k=1", "crash@/r=m,s=1,d=h,k=1"})
     EXPECT_THROW(fake::FaultSpec::parse(bad), Error) << bad;
   try {
     fake::FaultSpec::parse("explode@ka");

@@ -1,0 +1,75 @@
+// The monitor's compile batching and its fake compile source.
+#include <gtest/gtest.h>
+
+#include <set>
+#include <thread>
+
+#include "monitor/collect_fixture.hpp"
+#include "monitor/compile_source.hpp"
+
+namespace cks::test {
+namespace {
+
+using monitor::KernelToBuild;
+
+KernelToBuild kernel(Layout layout, int tm, int tn, int stages) {
+  KernelDesc d;
+  d.layout = layout;
+  d.tm = tm;
+  d.tn = tn;
+  d.stages = stages;
+  return {d.id(), d};
+}
+
+TEST(MonitorCompileBatches, ShareLayoutAndTileAndFollowTheRanking) {
+  // Interleaved input: two layouts, two tiles, three stage counts each.
+  std::vector<KernelToBuild> kernels;
+  std::vector<size_t> rank;
+  for (int s : {2, 3, 4})
+    for (Layout l : {Layout::nt, Layout::tn})
+      for (int tile : {64, 128}) {
+        kernels.push_back(kernel(l, tile, tile, s));
+        // The tn 128x128 kernels are the most promising.
+        rank.push_back(l == Layout::tn && tile == 128 ? static_cast<size_t>(s) : 100 + kernels.size());
+      }
+  const auto batches = monitor::make_batches(kernels, rank, 3);
+  ASSERT_EQ(batches.size(), 4u);
+  size_t total = 0;
+  for (const auto& b : batches) {
+    ASSERT_LE(b.size(), 3u);
+    std::set<std::tuple<Layout, int, int>> shapes;
+    for (const auto& k : b) shapes.insert({k.desc->layout, k.desc->tm, k.desc->tn});
+    EXPECT_EQ(shapes.size(), 1u) << "a batch holds one layout and one tile here";
+    total += b.size();
+  }
+  EXPECT_EQ(total, kernels.size());
+  EXPECT_EQ(batches[0][0].desc->layout, Layout::tn);
+  EXPECT_EQ(batches[0][0].desc->tm, 128) << "the batch with the best-ranked kernels is compiled first";
+}
+
+TEST(MonitorCompileBatches, FakeSourceReleasesBatchesInTurnAndFailsFaultyKernels) {
+  // 0.5 s per batch: batch 1 is ready at 0.5 s, batch 2 at 1.0 s (wide margins on a loaded machine).
+  auto source = monitor::make_fake_source(worker::fake::FaultSpec::parse("compile_error@" + fake_kernel(2)), 0.5);
+  const auto t0 = std::chrono::steady_clock::now();
+  source->submit({{fake_kernel(1), std::nullopt}, {fake_kernel(2), std::nullopt}});
+  source->submit({{fake_kernel(3), std::nullopt}});
+  EXPECT_EQ(source->pending(), 2u);
+  EXPECT_FALSE(source->poll()) << "nothing is ready before its compile time";
+  std::this_thread::sleep_until(t0 + std::chrono::milliseconds(650));
+  auto first = source->poll();
+  ASSERT_TRUE(first);
+  EXPECT_FALSE(source->poll()) << "the second batch follows one compile time later";
+  ASSERT_EQ(first->kernels.size(), 2u);
+  EXPECT_EQ(first->kernels[0].status, "ok");
+  EXPECT_EQ(first->kernels[0].index, 0);
+  EXPECT_EQ(first->kernels[1].status, "compile_error");
+  EXPECT_TRUE(first->lib_path.empty());
+  std::this_thread::sleep_until(t0 + std::chrono::milliseconds(1100));
+  auto second = source->poll();
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->kernels[0].kernel_id, fake_kernel(3));
+  EXPECT_EQ(source->pending(), 0u);
+}
+
+}  // namespace
+}  // namespace cks::test
