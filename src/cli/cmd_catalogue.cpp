@@ -1,4 +1,5 @@
 // cks catalogue — list, count and inspect the kernel catalogue; cross-check it against CUTLASS.
+#include <algorithm>
 #include <filesystem>
 #include <functional>
 #include <iostream>

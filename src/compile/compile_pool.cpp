@@ -194,6 +194,7 @@ struct CompilePool::Impl {
   std::deque<Task> queue;
   std::deque<LibraryResult> finished;
   std::set<pid_t> running;
+  int running_tasks = 0;
   double running_mem_gb = 0;
   bool stopping = false;
   uint64_t next_batch = 0;
@@ -241,7 +242,9 @@ struct CompilePool::Impl {
   double task_mem_gb(const Task& t) const { return o.mem_per_job_gb * static_cast<double>(t.members.size()); }
 
   // The first job always runs, so a TU larger than the budget is still compiled (alone).
-  bool admissible(const Task& t) const { return running_mem_gb == 0 || running_mem_gb + task_mem_gb(t) <= mem_budget_gb; }
+  bool admissible(const Task& t) const {
+    return running_tasks == 0 || running_mem_gb + task_mem_gb(t) <= mem_budget_gb;
+  }
 
   void submit(std::vector<KernelDesc> kernels) {
     if (kernels.empty()) throw Error("cannot compile an empty kernel batch");
@@ -301,6 +304,7 @@ struct CompilePool::Impl {
       Task task = std::move(queue.front());
       queue.pop_front();
       const double mem = task_mem_gb(task);
+      ++running_tasks;
       running_mem_gb += mem;
       const Batch& batch = batches.at(task.batch);
       const std::vector<KernelDesc> kernels = pick(batch.kernels, task.members);
@@ -309,6 +313,7 @@ struct CompilePool::Impl {
       lk.unlock();
       Outcome out = compile_task(kernels, hash);
       lk.lock();
+      --running_tasks;
       running_mem_gb -= mem;
       settle(task, std::move(out));
       work_cv.notify_all();
