@@ -32,9 +32,10 @@ section() { printf '\n==== %s ====\n' "$*"; }
 
 # nvcc and libcublas.so.13 may not be on the default paths of the lease machine.
 for d in /usr/local/cuda/bin /usr/local/cuda-13*/bin; do [ -x "$d/nvcc" ] && export PATH="$d:$PATH" && break; done
-for d in /usr/local/cuda/lib64 /usr/local/cuda-13*/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -e "$d/libcublas.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
-done
+if ! ldconfig -p | grep -q 'libcublas.so.13 '; then
+  cublas=$(find /usr/local /opt -name libcublas.so.13 2>/dev/null | head -1)
+  [ -n "$cublas" ] && export LD_LIBRARY_PATH="$(dirname "$cublas")${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fi
 export CKS_CUTLASS_DIR="${CKS_CUTLASS_DIR:-$PWD/third_party/cutlass}"
 export CKS_INCLUDE_DIR="${CKS_INCLUDE_DIR:-$PWD/include}"
 
@@ -102,7 +103,7 @@ STREAMK_KNOBS=("r=h,s=1,d=h,k=1" "r=h,s=1,d=dp,k=1" "r=h,s=1,d=sk,k=3" "r=h,s=1,
 echo "$(grep -c '"measure"' "$REQ") measurements in 6 groups"
 # A stalled kernel would hang here: the timeout turns that into a visible failure.
 set +e
-timeout 600 "$BIN/cks-worker" --backend cuda --device "$DEVICE" < "$REQ" | grep -v '"type":"hb"'
+timeout 300 "$BIN/cks-worker" --backend cuda --device "$DEVICE" < "$REQ" | grep -v '"type":"hb"'
 echo "cks-worker exit status: ${PIPESTATUS[0]} (124 = timed out: a kernel stalled)"
 set -e
 

@@ -333,15 +333,21 @@ struct CompilePool::Impl {
       }
       return run_nvcc(kernels, hash);
     } catch (const std::exception& e) {
-      out.memoizable = false;
-      for (const auto& k : kernels) {
-        auto info = blank_info(k);
-        info.status = "compile_error";
-        info.error = e.what();
-        out.infos.push_back(std::move(info));
-      }
-      return out;
+      return unsettled(kernels, e.what());
     }
+  }
+
+  // Every kernel a compile_error that says nothing about the kernel itself (not memoized).
+  static Outcome unsettled(const std::vector<KernelDesc>& kernels, const std::string& why) {
+    Outcome out;
+    out.memoizable = false;
+    for (const auto& k : kernels) {
+      auto info = blank_info(k);
+      info.status = "compile_error";
+      info.error = why;
+      out.infos.push_back(std::move(info));
+    }
+    return out;
   }
 
   Outcome run_nvcc(const std::vector<KernelDesc>& kernels, const std::string& hash) {
@@ -394,12 +400,13 @@ struct CompilePool::Impl {
       return out;
     }
     fs::remove(tmp_lib, ec);
-    if (kernels.size() > 1 && !is_stopping()) {
+    if (is_stopping()) return unsettled(kernels, "the compile pool was stopped");
+    if (kernels.size() > 1) {
       out.split = true;
       return out;
     }
-    // A killed nvcc (out of memory, pool shutting down) says nothing about the kernel: it is
-    // reported but not memoized, so the next run compiles it again.
+    // A killed nvcc (out of memory, say) says nothing about the kernel: it is reported but not
+    // memoized, so the next run compiles it again.
     out.memoizable = st.signal == 0;
     auto info = blank_info(kernels.front());
     info.status = "compile_error";

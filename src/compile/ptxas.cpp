@@ -9,8 +9,8 @@
 //   serialized due to … in the function '_ZN…'
 #include "compile/ptxas.hpp"
 
-#include <cctype>
 #include <algorithm>
+#include <cctype>
 #include <regex>
 
 namespace cks::compile {

@@ -2,8 +2,8 @@
 
 #include <dlfcn.h>
 
-#include <cmath>
 #include <limits>
+#include <string>
 
 namespace cks::worker {
 
@@ -22,6 +22,24 @@ F sym(void* lib, const char* name) {
   return reinterpret_cast<F>(dlsym(lib, name));
 }
 
+// NVML ships with the driver, next to libcuda.so.1; when it is not on the loader's path, look in
+// the directory the CUDA runtime (initialized before this) loaded libcuda.so.1 from.
+void* open_nvml() {
+  constexpr const char* kName = "libnvidia-ml.so.1";
+  if (void* h = dlopen(kName, RTLD_NOW | RTLD_LOCAL)) return h;
+  void* cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!cuda) return nullptr;
+  Dl_info info{};
+  void* h = nullptr;
+  if (void* fn = dlsym(cuda, "cuInit"); fn && dladdr(fn, &info) && info.dli_fname) {
+    std::string dir = info.dli_fname;
+    dir = dir.substr(0, dir.find_last_of('/') + 1);
+    h = dlopen((dir + kName).c_str(), RTLD_NOW | RTLD_LOCAL);
+  }
+  dlclose(cuda);
+  return h;
+}
+
 }  // namespace
 
 struct Nvml::Impl {
@@ -36,7 +54,7 @@ struct Nvml::Impl {
 
 Nvml::Nvml(const std::string& pci_bus_id) : impl_(std::make_unique<Impl>()) {
   Impl& n = *impl_;
-  n.lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+  n.lib = open_nvml();
   if (!n.lib) return;
   auto init = sym<nvmlReturn_t (*)()>(n.lib, "nvmlInit_v2");
   auto by_bus = sym<nvmlReturn_t (*)(const char*, nvmlDevice_t*)>(n.lib, "nvmlDeviceGetHandleByPciBusId_v2");

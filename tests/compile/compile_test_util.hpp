@@ -42,8 +42,9 @@ inline void write_executable(const std::string& path, const std::string& text) {
 // told is broken. Each compile is logged to `calls`.
 class FakeNvcc {
  public:
-  // TUs containing `broken` fail like a static_assert; TUs containing `killed` die of SIGKILL.
-  explicit FakeNvcc(const std::string& broken = "", const std::string& killed = "") {
+  // TUs containing `broken` fail like a static_assert, TUs containing `killed` die of SIGKILL,
+  // TUs containing `slow` take a minute.
+  explicit FakeNvcc(const std::string& broken = "", const std::string& killed = "", const std::string& slow = "") {
     std::filesystem::create_directories(dir_.path() + "/cutlass/include/cutlass");
     std::ofstream(dir_.path() + "/cutlass/include/cutlass/cutlass.h") << "// fake\n";
     const std::string script = R"(#!/bin/sh
@@ -58,6 +59,7 @@ while [ $# -gt 0 ]; do
 done
 echo "$src" >> ")" + calls() + R"("
 if [ -n ")" + killed + R"(" ] && grep -qF ")" + killed + R"(" "$src"; then kill -9 $$; fi
+if [ -n ")" + slow + R"(" ] && grep -qF ")" + slow + R"(" "$src"; then sleep 60; fi
 if [ -n ")" + broken + R"(" ] && grep -qF ")" + broken + R"(" "$src"; then
   echo "$src(42): error: static assertion failed with \"fake broken kernel\""
   exit 2

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "cks/common.hpp"
+#include "compile/cache.hpp"
 #include "compile/compile_test_util.hpp"
 
 using namespace cks;
@@ -112,6 +113,19 @@ TEST(CompilePool, AKilledCompilerIsReportedButNotMemoized) {
     EXPECT_NE(libs[0].kernels[0].error.find("signal 9"), std::string::npos) << libs[0].kernels[0].error;
     EXPECT_EQ(fake.n_calls(), attempt);  // compiled again: an OOM kill says nothing about the kernel
   }
+}
+
+TEST(CompilePool, DestructionStopsRunningCompilers) {
+  const KernelDesc k = kernel(128);
+  FakeNvcc fake("", "", k.canonical());
+  const auto t0 = std::chrono::steady_clock::now();
+  {
+    CompilePool pool(fake.options());
+    pool.submit({k});
+    while (fake.n_calls() == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }  // kills the compiler's process group instead of waiting a minute for it
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
+  EXPECT_FALSE(std::filesystem::exists(compile::sidecar_file(fake.options().cache_dir, library_hash({k}, fake.options()))));
 }
 
 TEST(CompilePool, CutsBatchesIntoTranslationUnits) {
