@@ -92,6 +92,10 @@ std::vector<std::string> nvcc_flags(const CompileOptions& o) {
                              "-Xcompiler=-fvisibility=hidden",  // only cks_kernel_lib_get is exported
                              "-O3",
                              "-DNDEBUG",  // without it ptxas serializes wgmma (warning C7510)
+                             // WGMMA 64xNx16 for every N multiple of 8 (CUTLASS CMake option
+                             // CUTLASS_ENABLE_SM90_EXTENDED_MMA_SHAPES); without it tile N outside
+                             // {8,16,32,64,96,128,192,256} silently uses a narrower instruction.
+                             "-DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED",
                              "-std=c++17",
                              "--expt-relaxed-constexpr",
                              "-gencode=arch=compute_90a,code=sm_90a",
