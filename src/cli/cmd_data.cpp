@@ -11,18 +11,6 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-// Where a reading command takes its data: --registry DB, or --data DIR of shards (default
-// data/shards when present); resolved by cks::open_data.
-struct SourceOpts {
-  std::string registry, data;
-};
-
-void add_source(CLI::App* cmd, SourceOpts& o) {
-  auto* r = cmd->add_option("--registry", o.registry, "a registry file (.db)");
-  auto* d = cmd->add_option("--data", o.data, "a directory of *.db.gz shards, merged when read (default data/shards)");
-  r->excludes(d);
-}
-
 RegistryOptions existing_only() {
   RegistryOptions o;
   o.create = false;

@@ -21,18 +21,6 @@ constexpr const char* kDefaultShards = "data/shards";
 
 double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
-// Where the data comes from: --registry DB, or --data DIR of shards (default data/shards), the
-// convention of `cks data`.
-struct SourceOpts {
-  std::string registry, data;
-};
-
-void add_source(CLI::App* cmd, SourceOpts& o) {
-  auto* r = cmd->add_option("--registry", o.registry, "a registry file (.db)");
-  auto* d = cmd->add_option("--data", o.data, "a directory of *.db.gz shards, merged when read (default data/shards)");
-  r->excludes(d);
-}
-
 std::unique_ptr<DataSource> open_source(const SourceOpts& o) {
   if (!o.registry.empty()) {
     if (fs::is_directory(o.registry))

@@ -28,6 +28,17 @@ inline void add_problem(CLI::App* cmd, ProblemOpts& p, bool with_preset = true) 
   cmd->add_option("--layout", p.layout, "operand layout: tn, nt, nn or tt")->required();
   if (with_preset) cmd->add_option("--preset", p.preset, "hardware preset")->capture_default_str();
 }
+// Where a reading command takes its data (the convention of `cks data`, `train`, `eval`):
+// --registry DB, or --data DIR of *.db.gz shards merged when read (default data/shards).
+struct SourceOpts {
+  std::string registry, data;
+};
+inline void add_source(CLI::App* cmd, SourceOpts& o) {
+  auto* r = cmd->add_option("--registry", o.registry, "a registry file (.db)");
+  auto* d = cmd->add_option("--data", o.data, "a directory of *.db.gz shards, merged when read (default data/shards)");
+  r->excludes(d);
+}
+
 // Validates M, N, K (> 0 and multiples of 8, the catalogue's alignment) and the layout.
 // Throws cks::Error with one clear line.
 Layout validate_problem(const ProblemOpts& p);
