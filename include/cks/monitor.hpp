@@ -30,6 +30,7 @@ struct CollectOptions {
   std::string cutlass_dir;   // empty => the CUTLASS the build was configured with
   std::string nvcc = "nvcc";
   double fake_compile_s = 0;
+  bool real_compile = false;  // fake backend: compile with nvcc anyway (shutdown/compile-path tests)
 
   // Failure detection. A measurement (or group set-up, or worker start) that has not answered
   // within deadline_s is a timeout; so is a worker whose heartbeats stop for

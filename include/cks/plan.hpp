@@ -22,6 +22,7 @@
 
 namespace cks {
 
+
 inline constexpr int kPlanVersion = 1;
 
 using CandidateRef = std::pair<std::string, std::string>;  // (kernel_id, RuntimeKnobs::canonical())
@@ -57,7 +58,10 @@ std::vector<CandidateRef> exhaustive_candidates(const std::string& pool_path, La
 // sampling policy picks for each (cks/sampling.hpp), or exhaustive groups over a pool.
 struct PlanMakeOptions {
   std::string shapes_csv;            // a `cks shapes` CSV (columns m, n, k, layout; class, detail, seed optional) ...
-  std::string shape_set;             // ... or a shape set: paper | llm
+  std::string shape_set;             // ... or a shape set: paper | heldout | llm
+  std::string exclude_set;           // drop groups whose (M, N, K) is a shape of this set (same seed)
+  std::string exclude_shapes;        // ... or of this `cks shapes` CSV (any layout)
+  size_t pick = 0;                   // keep a seeded random N of the groups left (0: all), in draw order
   uint64_t seed = 0;                 // shape-set construction and sampling draws
   std::vector<Layout> layouts;       // empty => every layout of the source
   size_t limit_groups = 0;           // 0 => every group
@@ -65,6 +69,7 @@ struct PlanMakeOptions {
   double alpha = 0.75;
   std::optional<int> budget;         // nullopt => the paper's budget rule per group
   std::string pool;                  // kernel-ID file restricting the pool (exhaustive: required)
+  bool default_knobs = false;        // exhaustive: each kernel at its default knobs only (--knobs default)
   std::string group_set = "train";   // train | eval | proof | ...
   std::string preset = kDefaultPreset;
   std::string name;                  // plan name (header)
@@ -72,6 +77,27 @@ struct PlanMakeOptions {
 // Builds the plan. `plan_dir` is where the plan will be written: an exhaustive group names its
 // pool relative to it. Progress on stderr.
 Plan make_plan(const PlanMakeOptions& o, const std::string& plan_dir);
+
+// `cks plan remeasure`: a seeded random sample of a registry's ok measurements, as a plan
+// that measures exactly those (group, kernel, knobs) again (the repeatability check). Groups
+// keep their registry identity (key, set, seed: the same operand data), so the new rows join
+// the old ones when the registries are merged.
+struct RemeasureOptions {
+  double fraction = 0.01;       // of all ok kernel rows in the source (cuBLAS rows excluded)
+  size_t min_rows = 0;          // at least this many (when that many are eligible)
+  uint64_t seed = 0;
+  std::string pool;             // only kernels listed in this kernel-ID file (empty: any)
+  std::string set;              // only groups of this set (empty: any)
+  std::vector<Layout> layouts;  // only these layouts (empty: any)
+  std::string name;
+};
+// Throws Error when nothing is eligible or the fraction is outside (0, 1].
+Plan make_remeasure_plan(const Registry& reg, const RemeasureOptions& o);
+
+// `cks plan merge`: the groups of several plans, in order, as one plan to be written in
+// `out_dir` (exhaustive groups' pool paths are re-expressed relative to it). Throws Error when
+// two plans hold the same group key.
+Plan merge_plans(const std::vector<std::string>& paths, const std::string& out_dir, const std::string& name);
 
 // True for by 16 lowercase hex digits (KernelDesc::id()).
 bool is_kernel_id(std::string_view s);

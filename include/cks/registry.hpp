@@ -116,6 +116,7 @@ class Registry {
   // Idempotent on key+set (latest call wins). An empty key is derived from m, n, k, layout;
   // a key that disagrees with them is an error.
   void upsert_group(const GroupInfo& g);
+  std::vector<GroupInfo> groups() const;  // every group, ordered by key then set
   void upsert_kernel(const KernelCompileRow& k);  // idempotent on kernel_id (latest compile wins)
   std::optional<KernelCompileRow> kernel(const std::string& kernel_id) const;
 
@@ -148,8 +149,10 @@ struct MergeStats { long runs = 0, groups = 0, kernels = 0, measurements = 0, pl
 // Runs, kernels (ok preferred, then newest updated_at), groups (key+set), plan items and
 // measurements (uuid) are keyed on natural keys, so merging the same source twice adds
 // nothing. Returns the number of rows new to `dest`. Sources older than the current schema
-// are migrated on a temporary copy; newer ones are an error.
-MergeStats merge_registries(const std::string& dest, const std::vector<std::string>& sources);
+// are migrated on a temporary copy; newer ones are an error. Without `plan_items` the sources'
+// plan items are left out (a slim copy to ship: plans are rebuilt from their commands, and a
+// resumed collection skips every planned item that already has a final row).
+MergeStats merge_registries(const std::string& dest, const std::vector<std::string>& sources, bool plan_items = true);
 
 // Committed data is immutable shards (gzip of a VACUUMed registry), merged when read.
 // Writes `<out_dir>/<YYYYMMDD>_<uuid8>.db.gz` named after the registry's latest run; refuses

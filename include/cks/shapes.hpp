@@ -114,6 +114,10 @@ struct BaseShape {
   std::string detail;
 };
 std::vector<BaseShape> paper_base_shapes(uint64_t seed, const HardwareDesc& hw);
+// Held-out anchor-grid shapes for evaluation: every on-grid one-axis neighbour (halve/double
+// M, N or K) of a paper base shape that is not itself a base shape, deduplicated, in a seeded
+// random order (construction = anchor, detail "heldout <move> of <parent>").
+std::vector<BaseShape> heldout_anchor_shapes(uint64_t seed, const HardwareDesc& hw);
 
 // LLM shapes from public model configurations. Passes: fwd (tn: M=tokens, N=out, K=in),
 // dgrad (nt: M=tokens, N=in, K=out), wgrad (nn: M=in, N=out, K=tokens). Deduplicated on
@@ -121,8 +125,9 @@ std::vector<BaseShape> paper_base_shapes(uint64_t seed, const HardwareDesc& hw);
 std::string llm_models_path();  // $CKS_DATA_DIR/shapes/llm_models.json, else the source tree's data/
 std::vector<ShapeGroup> make_llm_set(const std::string& models_path, uint64_t seed, const HardwareDesc& hw);
 
-// "paper": paper_base_shapes x the four layouts (2,372 groups); "llm": make_llm_set with
-// llm_models_path(). Throws Error on an unknown set name.
+// "paper": paper_base_shapes x the four layouts (2,372 groups); "heldout":
+// heldout_anchor_shapes x the four layouts; "llm": make_llm_set with llm_models_path().
+// Throws Error on an unknown set name.
 std::vector<ShapeGroup> make_shape_set(const std::string& set, uint64_t seed, const HardwareDesc& hw);
 
 }  // namespace cks

@@ -66,6 +66,7 @@ void register_collect_command(CLI::App& app) {
   cmd->add_option("--backend", o.backend, "cuda, or fake (fault injection, no GPU)")->capture_default_str();
   cmd->add_option("--fault", o.fault_spec, "fake backend: faults to inject, e.g. 'crash@<id>;hang@<id>;slow=1000'");
   cmd->add_option("--seed", o.seed, "fake backend: seed of crash:p= draws")->capture_default_str();
+  cmd->add_flag("--real-compile", o.real_compile, "fake backend: compile the kernels with nvcc anyway");
   cmd->add_option("--fake-compile-seconds", o.fake_compile_s, "fake backend: simulated compile time per batch")
       ->capture_default_str();
   cmd->add_option("--worker", o.worker_exe, "cks-worker executable (default: next to cks)");
@@ -102,7 +103,13 @@ void register_plan_command(CLI::App& app) {
   static PlanMakeOptions mo;
   static std::string layouts, budget = "auto", out;
   auto* shapes = make->add_option("--shapes", mo.shapes_csv, "groups from a cks shapes CSV");
-  make->add_option("--set", mo.shape_set, "groups from a shape set: paper or llm")->excludes(shapes);
+  make->add_option("--set", mo.shape_set, "groups from a shape set: paper, heldout or llm")->excludes(shapes);
+  make->add_option("--exclude-set", mo.exclude_set, "drop groups whose shape is in this set (paper, heldout, llm)");
+  make->add_option("--exclude-shapes", mo.exclude_shapes, "drop groups whose shape is in this cks shapes CSV");
+  make->add_option("--pick", mo.pick, "keep a seeded random N of the groups, in draw order (0: all)")->capture_default_str();
+  static std::string knobs = "all";
+  make->add_option("--knobs", knobs, "exhaustive: all knob settings of each kernel, or default only")
+      ->capture_default_str();
   make->add_option("--seed", mo.seed, "seed of the shape set and of the sampling draws")->capture_default_str();
   make->add_option("--layouts", layouts, "only these layouts, comma-separated (e.g. tn,nt)");
   make->add_option("--limit-groups", mo.limit_groups, "keep the first N groups (0: all)")->capture_default_str();
@@ -118,10 +125,54 @@ void register_plan_command(CLI::App& app) {
   make->callback([] {
     mo.layouts = layouts.empty() ? std::vector<Layout>{} : parse_layouts(layouts);
     mo.budget = parse_budget(budget);
+    if (knobs != "all" && knobs != "default") throw Error("--knobs must be all or default, not '" + knobs + "'");
+    if (knobs == "default" && mo.policy != "exhaustive") throw Error("--knobs applies to --policy exhaustive only");
+    mo.default_knobs = knobs == "default";
     if (mo.name.empty()) mo.name = fs::path(out).stem().string();
     const Plan p = make_plan(mo, fs::path(out).parent_path().string());
     write_plan(p, out);
     std::fprintf(stderr, "cks plan make: %s: %zu groups, %zu candidates\n", out.c_str(), p.groups.size(),
+                 p.candidates());
+  });
+
+  auto* rem = plan->add_subcommand("remeasure", "a seeded random sample of ok measurements, planned again "
+                                                "(repeatability check)");
+  static RemeasureOptions ro;
+  static SourceOpts rsrc;
+  static std::string rlayouts, rout;
+  add_source(rem, rsrc);
+  rem->add_option("--fraction", ro.fraction, "share of the source's ok kernel rows to re-measure")->capture_default_str();
+  rem->add_option("--min-rows", ro.min_rows, "re-measure at least this many rows")->capture_default_str();
+  rem->add_option("--seed", ro.seed, "seed of the draw")->capture_default_str();
+  rem->add_option("--pool", ro.pool, "only kernels listed in this kernel-ID file");
+  rem->add_option("--set", ro.set, "only groups of this set");
+  rem->add_option("--layouts", rlayouts, "only these layouts, comma-separated");
+  rem->add_option("--name", ro.name, "plan name (default: the output file's stem)");
+  rem->add_option("--out", rout, "plan file to write")->required();
+  rem->callback([] {
+    ro.layouts = rlayouts.empty() ? std::vector<Layout>{} : parse_layouts(rlayouts);
+    if (ro.name.empty()) ro.name = fs::path(rout).stem().string();
+    auto source = open_data(rsrc.registry, rsrc.data);
+    RegistryOptions ropt;
+    ropt.create = false;
+    Registry reg(source->path(), ropt);
+    const Plan p = make_remeasure_plan(reg, ro);
+    write_plan(p, rout);
+    std::fprintf(stderr, "cks plan remeasure: %s: %zu groups, %zu candidates\n", rout.c_str(), p.groups.size(),
+                 p.candidates());
+  });
+
+  auto* merge = plan->add_subcommand("merge", "concatenate plans (distinct groups) into one");
+  static std::vector<std::string> merge_in;
+  static std::string merge_out, merge_name;
+  merge->add_option("plans", merge_in, "plan files, in measurement order")->required();
+  merge->add_option("--out", merge_out, "plan file to write")->required();
+  merge->add_option("--name", merge_name, "plan name (default: the output file's stem)");
+  merge->callback([] {
+    const std::string name = merge_name.empty() ? fs::path(merge_out).stem().string() : merge_name;
+    const Plan p = merge_plans(merge_in, fs::path(merge_out).parent_path().string(), name);
+    write_plan(p, merge_out);
+    std::fprintf(stderr, "cks plan merge: %s: %zu groups, %zu candidates\n", merge_out.c_str(), p.groups.size(),
                  p.candidates());
   });
 

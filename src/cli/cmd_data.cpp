@@ -106,10 +106,12 @@ void register_merge(CLI::App* data) {
   auto fmt = std::make_shared<std::string>();
   cmd->add_option("--out", *out, "destination registry (created if missing)")->required();
   cmd->add_option("inputs", *inputs, "source registries (.db) or shards (.db.gz)")->required();
+  auto no_plan = std::make_shared<bool>(false);
+  cmd->add_flag("--no-plan-items", *no_plan, "leave the sources' plan items out (a slim copy)");
   add_format(cmd, *fmt);
-  cmd->callback([out, inputs, fmt] {
+  cmd->callback([out, inputs, fmt, no_plan] {
     const Format format = parse_format(*fmt);
-    const MergeStats s = merge_registries(*out, *inputs);
+    const MergeStats s = merge_registries(*out, *inputs, !*no_plan);
     Table t({"table", "new_rows"});
     t.add_row({std::string("runs"), int64_t{s.runs}});
     t.add_row({std::string("groups"), int64_t{s.groups}});

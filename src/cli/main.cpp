@@ -1,12 +1,42 @@
 // cks — the cutlass-kernel-selector command line. Subcommands mirror src/ modules.
+#include <execinfo.h>
+#include <signal.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstring>
 #include <exception>
 #include <iostream>
 
 #include "cks/common.hpp"
 #include "cli/commands.hpp"
 
+namespace {
+
+// A fatal signal leaves one line and a raw backtrace on stderr (async-signal-safe calls only),
+// then re-raises it so the exit status still says what happened.
+extern "C" void on_fatal_signal(int sig) {
+  const char* name = strsignal(sig);
+  const char head[] = "cks: fatal signal: ";
+  (void)!write(STDERR_FILENO, head, sizeof head - 1);
+  (void)!write(STDERR_FILENO, name, std::strlen(name));
+  (void)!write(STDERR_FILENO, "\n", 1);
+  void* frames[64];
+  backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+void install_fatal_handlers() {
+  void* warm[1];
+  backtrace(warm, 1);  // loads libgcc's unwinder now, not inside the handler
+  for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, on_fatal_signal);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  install_fatal_handlers();
   CLI::App app{"cks: hardware-aware CUTLASS kernel selection for BF16 GEMM on Hopper"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("cks ") + CKS_VERSION);

@@ -191,6 +191,7 @@ class Collector {
   void drop_kernel(const std::string& kernel, KernelStatus final_status, const std::string& error);
   // run control
   void update_stop();
+  std::optional<size_t> next_group() const;
   bool finished() const;
   void checkpoint(bool force);
   void progress(bool force);
@@ -225,6 +226,7 @@ void Collector::validate() {
   const bool fake = o_.backend == "fake";
   if (!fake && !o_.fault_spec.empty()) throw Error("--fault needs --backend fake");
   if (!fake && o_.fake_compile_s > 0) throw Error("--fake-compile-seconds needs --backend fake");
+  if (!fake && o_.real_compile) throw Error("--real-compile needs --backend fake (the cuda backend always compiles)");
   faults_ = worker::fake::FaultSpec::parse(o_.fault_spec);
   if (o_.max_attempts < 1) throw Error("--max-attempts must be at least 1");
   if (!(o_.deadline_s > 0)) throw Error("--deadline must be positive");
@@ -247,7 +249,7 @@ void Collector::validate() {
 void Collector::load() {
   plan_ = read_plan(o_.plan_path);
   reg_ = std::make_unique<Registry>(o_.registry_path);
-  const bool fake = o_.backend == "fake";
+  const bool fake = o_.backend == "fake" && !o_.real_compile;  // fake compiles need no descriptor
   for (size_t gi = 0; gi < plan_.groups.size(); ++gi) {
     const PlanGroup& pg = plan_.groups[gi];
     reg_->upsert_group(pg.group);
@@ -357,7 +359,7 @@ void Collector::begin_run() {
 // rest is compiled in batches, most promising first. The nvcc pool is only started when
 // something needs compiling (a fully cached plan runs where no nvcc is installed).
 void Collector::start_compiles() {
-  const bool fake = o_.backend == "fake";
+  const bool fake = o_.backend == "fake" && !o_.real_compile;
   std::vector<KernelToBuild> to_build;
   std::vector<size_t> rank;
   std::vector<std::string> ids;
@@ -424,7 +426,7 @@ void Collector::on_kernel_compiled(const LibraryResult& lib, const KernelCompile
   auto it = kernels_.find(k.kernel_id);
   if (it == kernels_.end() || it->second.status != KernelStatus::building) return;
   // The fake compiler builds no library: the registry's kernels table is for real compiles.
-  if (o_.backend != "fake") record_compile(lib, k);
+  if (o_.backend != "fake" || o_.real_compile) record_compile(lib, k);
   if (k.status == "ok") {
     ++summary_.kernels_compiled;
     mark_ready(k.kernel_id, lib.lib_path, k.index);
@@ -503,21 +505,39 @@ void Collector::detach(Worker& w) {
   w.group.reset();
 }
 
-// An idle worker measures the next ready item of its group, or sets up another group with
-// ready items (preferring one no other worker is on, then plan order).
+// The group an idle worker should set up next. Groups are completed roughly in plan order:
+// among the first max(8, 4 x workers) unfinished groups, the one with the most ready items (a group
+// set-up costs a cuBLAS reference and baseline, so it should pay off over many measurements),
+// preferring one no other worker is on. While compilation lags and none of those has a ready
+// item, the GPU keeps busy on whichever later group has the most.
+std::optional<size_t> Collector::next_group() const {
+  const size_t window = std::max<size_t>(8, 4 * workers_.size());
+  const auto better = [&](size_t a, std::optional<size_t> b) {
+    if (!b) return true;
+    const GroupState &ga = groups_[a], &gb = groups_[*b];
+    if ((ga.workers_on == 0) != (gb.workers_on == 0)) return ga.workers_on == 0;
+    return ga.ready > gb.ready;  // ties: the earlier group (scanned first)
+  };
+  std::optional<size_t> best;
+  size_t unfinished = 0;
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    const GroupState& g = groups_[gi];
+    if (g.abandoned || g.queue.empty()) continue;
+    if (unfinished++ == window && best) return best;
+    if (g.ready > 0 && better(gi, best)) best = gi;
+  }
+  return best;
+}
+
+// An idle worker measures the next ready item of its group, or sets up another group
+// (next_group()).
 void Collector::assign(Worker& w) {
   if (w.status != WorkerStatus::idle) return;
   if (w.group && groups_[*w.group].ready > 0) {
     dispatch(w, *w.group);
     return;
   }
-  std::optional<size_t> best;
-  for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    const GroupState& g = groups_[gi];
-    if (g.abandoned || g.ready == 0) continue;
-    if (!best || (g.workers_on == 0 && groups_[*best].workers_on > 0)) best = gi;
-    if (g.workers_on == 0) break;
-  }
+  const auto best = next_group();
   if (!best) return;
   detach(w);
   GroupState& g = groups_[*best];

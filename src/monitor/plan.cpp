@@ -227,4 +227,28 @@ std::vector<CandidateRef> exhaustive_candidates(const std::string& pool_path, La
   return out;
 }
 
+Plan merge_plans(const std::vector<std::string>& paths, const std::string& out_dir, const std::string& name) {
+  if (paths.empty()) throw Error("no plans to merge");
+  Plan out;
+  out.name = name;
+  out.created_by = std::string("cks plan merge ") + CKS_VERSION;
+  nlohmann::ordered_json sources = nlohmann::json::array();
+  std::unordered_set<std::string> keys;
+  const fs::path dest = fs::absolute(out_dir.empty() ? "." : out_dir);
+  for (const auto& path : paths) {
+    Plan p = read_plan(path);
+    sources.push_back({{"plan", path}, {"name", p.name}, {"groups", p.groups.size()},
+                       {"header", nlohmann::json::parse(p.header_json, nullptr, false)}});
+    for (auto& g : p.groups) {
+      if (!keys.insert(g.group.key).second)
+        throw Error("plan merge: group " + g.group.key + " appears twice (again in " + path + ")");
+      if (!g.pool.empty())
+        g.pool = fs::proximate(fs::absolute(fs::path(path).parent_path() / g.pool), dest).string();
+      out.groups.push_back(std::move(g));
+    }
+  }
+  out.header_json = nlohmann::ordered_json{{"created_at", utc_now()}, {"merged", sources}}.dump();
+  return out;
+}
+
 }  // namespace cks

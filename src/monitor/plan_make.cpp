@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "cks/common.hpp"
@@ -10,6 +11,8 @@
 #include "cks/registry.hpp"
 #include "cks/sampling.hpp"
 #include "cks/shapes.hpp"
+
+#include "shapes/rng.hpp"
 
 namespace cks {
 
@@ -124,6 +127,22 @@ Plan make_plan(const PlanMakeOptions& o, const std::string& plan_dir) {
     std::erase_if(groups, [&](const ShapeGroup& g) {
       return std::find(o.layouts.begin(), o.layouts.end(), g.layout) == o.layouts.end();
     });
+  if (!o.exclude_set.empty() || !o.exclude_shapes.empty()) {
+    std::set<GemmShape> excluded;
+    if (!o.exclude_set.empty())
+      for (const auto& g : make_shape_set(o.exclude_set, o.seed, hw)) excluded.insert(g.shape);
+    if (!o.exclude_shapes.empty())
+      for (const auto& g : read_shapes_csv(o.exclude_shapes, hw)) excluded.insert(g.shape);
+    std::erase_if(groups, [&](const ShapeGroup& g) { return excluded.count(g.shape) > 0; });
+  }
+  if (o.pick > 0) {  // seeded draw, in draw order: any prefix of the plan is a random sample
+    detail::Rng rng(detail::mix64(o.seed ^ 0x7069636bULL));  // "pick"
+    const auto n = static_cast<uint32_t>(groups.size());
+    const auto chosen = rng.choose(n, std::min(n, static_cast<uint32_t>(o.pick)));
+    std::vector<ShapeGroup> kept;
+    for (uint32_t i : chosen) kept.push_back(std::move(groups[i]));
+    groups = std::move(kept);
+  }
   if (o.limit_groups > 0 && groups.size() > o.limit_groups) groups.resize(o.limit_groups);
   if (groups.empty()) throw Error("no groups selected (check --layouts and the shape source)");
 
@@ -139,7 +158,12 @@ Plan make_plan(const PlanMakeOptions& o, const std::string& plan_dir) {
   if (!exhaustive) {
     header["alpha"] = o.alpha;
     header["budget"] = o.budget ? nlohmann::json(*o.budget) : nlohmann::json("auto");
+  } else {
+    header["knobs"] = o.default_knobs ? "default" : "all";
   }
+  if (!o.exclude_set.empty()) header["exclude_set"] = o.exclude_set;
+  if (!o.exclude_shapes.empty()) header["exclude_shapes"] = o.exclude_shapes;
+  if (o.pick > 0) header["pick"] = o.pick;
   if (!o.pool.empty()) header["pool"] = o.pool;
   plan.header_json = header.dump();
 
@@ -163,7 +187,8 @@ Plan make_plan(const PlanMakeOptions& o, const std::string& plan_dir) {
     const Catalogue& cat = Catalogue::get(sg.layout);
     if (exhaustive) {
       pg.pool = pool_ref;
-      pg.candidates = exhaustive_candidates(o.pool, sg.layout, false);
+      pg.default_knobs = o.default_knobs;
+      pg.candidates = exhaustive_candidates(o.pool, sg.layout, o.default_knobs);
       g.budget = static_cast<long>(pg.candidates.size());
     } else {
       auto pool = pools.find(sg.layout);

@@ -35,13 +35,13 @@ std::string update_all(sqlite3* db, const std::string& table) {
 }
 
 // One INSERT ... SELECT per table, from the attached `src`.
-std::vector<std::pair<std::string, std::string>> merge_statements(sqlite3* db) {
+std::vector<std::pair<std::string, std::string>> merge_statements(sqlite3* db, bool plan_items) {
   auto copy = [&](const std::string& table, const std::string& conflict) {
     const std::string cols = column_list(db, table);
     return std::pair(table, "INSERT INTO main." + table + "(" + cols + ") SELECT " + cols + " FROM src." + table +
                                 " WHERE true " + conflict);
   };
-  return {
+  std::vector<std::pair<std::string, std::string>> out{
       // A run seen again (a later checkpoint of it) only brings a later end time.
       copy("runs", "ON CONFLICT(uuid) DO UPDATE SET ended_at = excluded.ended_at "
                    "WHERE excluded.ended_at > runs.ended_at"),
@@ -50,9 +50,10 @@ std::vector<std::pair<std::string, std::string>> merge_statements(sqlite3* db) {
       copy("kernels", "ON CONFLICT(kernel_id) DO UPDATE SET " + update_all(db, "kernels") +
                           " WHERE (excluded.status = 'ok', excluded.updated_at) > (kernels.status = 'ok', "
                           "kernels.updated_at)"),
-      copy("plan_items", "ON CONFLICT DO NOTHING"),
       copy("measurements", "ON CONFLICT DO NOTHING"),
   };
+  if (plan_items) out.push_back(copy("plan_items", "ON CONFLICT DO NOTHING"));
+  return out;
 }
 
 // A source ready to ATTACH: a .db.gz is decompressed, an older schema migrated, both on a
@@ -103,11 +104,11 @@ PreparedSource prepare_source(const std::string& src) {
 }
 
 // Merges one prepared source into `db` in one transaction; adds the new rows to `stats`.
-void merge_one(sqlite3* db, const std::string& src_path, MergeStats& stats) {
+void merge_one(sqlite3* db, const std::string& src_path, bool plan_items, MergeStats& stats) {
   Stmt attach(db, "ATTACH DATABASE ?1 AS src");
   attach.bind_all(src_path).run();
   try {
-    const auto statements = merge_statements(db);
+    const auto statements = merge_statements(db, plan_items);
     reg::Transaction tx(db);
     for (const auto& [table, sql] : statements) {
       const int64_t before = reg::query_int(db, "SELECT count(*) FROM main." + table);
@@ -127,7 +128,7 @@ void merge_one(sqlite3* db, const std::string& src_path, MergeStats& stats) {
   reg::exec(db, "DETACH DATABASE src");
 }
 
-MergeStats merge_into(Registry& out, const std::vector<std::string>& sources) {
+MergeStats merge_into(Registry& out, const std::vector<std::string>& sources, bool plan_items = true) {
   // Measurement uuids are random, so their index is written all over: a large page cache
   // (in KiB when negative) keeps big merges from thrashing.
   reg::exec(out.handle(), "PRAGMA cache_size=-262144");
@@ -137,7 +138,7 @@ MergeStats merge_into(Registry& out, const std::vector<std::string>& sources) {
     if (fs::equivalent(sources[i], out.path(), ec))
       throw Error("cannot merge registry '" + sources[i] + "' into itself");
     PreparedSource p = prepare_source(sources[i]);
-    merge_one(out.handle(), p.path, stats);
+    merge_one(out.handle(), p.path, plan_items, stats);
     progress("merging", i + 1, sources.size());
   }
   return stats;
@@ -145,9 +146,9 @@ MergeStats merge_into(Registry& out, const std::vector<std::string>& sources) {
 
 }  // namespace
 
-MergeStats merge_registries(const std::string& dest, const std::vector<std::string>& sources) {
+MergeStats merge_registries(const std::string& dest, const std::vector<std::string>& sources, bool plan_items) {
   Registry out(dest);
-  return merge_into(out, sources);
+  return merge_into(out, sources, plan_items);
 }
 
 DataSource::DataSource(const std::string& registry_or_dir) {

@@ -162,6 +162,28 @@ void Registry::upsert_group(const GroupInfo& g) {
       .run();
 }
 
+std::vector<GroupInfo> Registry::groups() const {
+  std::lock_guard lock(impl_->mu);
+  Use s(impl_->stmts.get(
+      "SELECT key, set_name, m, n, k, layout, tags_json, policy, budget, seed FROM groups ORDER BY key, set_name"));
+  std::vector<GroupInfo> out;
+  while (s->step()) {
+    GroupInfo g;
+    g.key = s->col_text(0);
+    g.set = s->col_text(1);
+    g.m = s->col_int(2);
+    g.n = s->col_int(3);
+    g.k = s->col_int(4);
+    g.layout = parse_layout(s->col_text(5));
+    g.tags_json = s->col_text(6);
+    g.policy = s->col_text(7);
+    g.budget = s->col_int(8);
+    g.seed = static_cast<uint64_t>(s->col_int(9));
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
 void Registry::upsert_kernel(const KernelCompileRow& k) {
   require(k.status == "ok" || k.status == "compile_error",
           "invalid kernel compile status '" + k.status + "' (expected ok or compile_error)");

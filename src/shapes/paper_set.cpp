@@ -211,4 +211,34 @@ std::vector<BaseShape> paper_base_shapes(uint64_t seed, const HardwareDesc& hw) 
   return PaperBuilder(seed, hw).build();
 }
 
+
+// Held-out anchor-grid shapes: every one-axis neighbour (M, N or K halved or doubled) of every
+// paper base shape that stays on the grid (multiples of 32 in [32, 16384]) and is not itself a
+// base shape, deduplicated, in a seeded random order. They share the anchors' construction rule
+// but no shape with the training set, so evaluation groups drawn from them are disjoint from it.
+std::vector<BaseShape> heldout_anchor_shapes(uint64_t seed, const HardwareDesc& hw) {
+  const auto base = paper_base_shapes(seed, hw);
+  std::set<GemmShape> taken;
+  for (const auto& b : base) taken.insert(b.shape);
+  std::vector<BaseShape> out;
+  for (const auto& b : base)
+    for (int move = 0; move < 6; ++move) {
+      const int axis = move / 2;
+      const bool up = move % 2 == 1;
+      GemmShape s = b.shape;
+      long& d = dim_of(s, axis);
+      d = up ? d * 2 : d / 2;
+      if (d % kShapeStep != 0 || d < kShapeMin || d > kShapeMax || !taken.insert(s).second) continue;
+      out.push_back({s, ShapeClass::anchor,
+                     std::string("heldout ") + kAxisNames[axis] + (up ? "*2" : "/2") + " of " +
+                         std::to_string(b.shape.m) + "x" + std::to_string(b.shape.n) + "x" + std::to_string(b.shape.k)});
+    }
+  Rng rng(detail::mix64(seed ^ 0x68656c646f7574ULL));  // "heldout"
+  const auto order = rng.choose(static_cast<uint32_t>(out.size()), static_cast<uint32_t>(out.size()));
+  std::vector<BaseShape> shuffled;
+  shuffled.reserve(out.size());
+  for (uint32_t i : order) shuffled.push_back(out[i]);
+  return shuffled;
+}
+
 }  // namespace cks

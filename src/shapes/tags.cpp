@@ -108,9 +108,10 @@ std::string tags_json(const ShapeGroup& g) {
 
 std::vector<ShapeGroup> make_shape_set(const std::string& set, uint64_t seed, const HardwareDesc& hw) {
   if (set == "llm") return make_llm_set(llm_models_path(), seed, hw);
-  if (set != "paper") throw Error("unknown shape set '" + set + "' (expected paper or llm)");
+  if (set != "paper" && set != "heldout")
+    throw Error("unknown shape set '" + set + "' (expected paper, heldout or llm)");
   std::vector<ShapeGroup> out;
-  const auto base = paper_base_shapes(seed, hw);
+  const auto base = set == "paper" ? paper_base_shapes(seed, hw) : heldout_anchor_shapes(seed, hw);
   out.reserve(base.size() * kLayouts.size());
   for (const auto& b : base) {
     ShapeGroup g;

@@ -259,7 +259,7 @@ TEST(ShapesSet, UnknownSetIsAClearError) {
     make_shape_set("random", 0, default_hw());
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "unknown shape set 'random' (expected paper or llm)");
+    EXPECT_EQ(std::string(e.what()), "unknown shape set 'random' (expected paper, heldout or llm)");
   }
 }
 

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# A collection lease that outlives the 10-minute limit of one device command: `start` launches
+# `cks collect` in its own session (setsid), so it keeps running between commands while the
+# machine stays warm; each later command calls `wait`, which sleeps, then brings the newest
+# consistent copy of the registry home through $OUT. Run on the H200 machine from the
+# repository root, with binaries carried in .carry/bin and CUTLASS headers in third_party/cutlass.
+#
+#   scripts/device/lease.sh start PLAN TIME_BUDGET_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU]
+#   scripts/device/lease.sh wait SECONDS      # returns early once collect has ended
+#
+# The live registry is node-local (out/registry.db); collect checkpoints it every 60 s through
+# SQLite's backup API (out/checkpoint.db, temp file + rename). `wait` ships the final registry
+# when collect has ended (re-read through SQLite, so a crash's WAL is not lost), else the last
+# checkpoint. If the machine is lost between commands, the last shipped copy is what remains;
+# the next lease resumes from it after it is merged into data/.
+# CKS_GIT_SHA names the commit (the carried tree has no .git).
+set -uo pipefail
+BIN=${BIN:-.carry/bin}
+OUTDIR=${OUT:-out/lease}
+mkdir -p out "$OUTDIR"
+for d in /usr/local/cuda/bin /usr/local/cuda-13*/bin; do [ -x "$d/nvcc" ] && export PATH="$d:$PATH" && break; done
+for d in /usr/local/cuda/lib64 /usr/local/cuda-13*/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+  [ -e "$d/libcublas.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
+done
+export CKS_INCLUDE_DIR="$PWD/include" CKS_DATA_DIR="$PWD/data"
+
+ship() {  # $1: registry file to ship
+  # Re-read through SQLite into a fresh file (a crashed writer's WAL is not lost), without plan
+  # items (rebuilt from the plan's commands), then split into pieces under the 16 MiB a returned
+  # file may hold: reassemble with `cat registry.db.xz.part-* | xz -d > registry.db` (xz where
+  # the machine has it: a third smaller than gzip on registries; else registry.db.gz.part-*).
+  rm -f out/ship.db "$OUTDIR"/registry.db.*.part-*
+  local src=out/ship.db
+  if ! "$BIN/cks" data merge --no-plan-items --out out/ship.db "$1" > /dev/null 2> out/ship.err; then
+    cat out/ship.err
+    src=$1
+  fi
+  "$BIN/cks" data stats --registry "$src" --format json > "$OUTDIR/stats.json" 2>&1
+  if command -v xz > /dev/null; then
+    xz -T0 -3 -c "$src" | split -b 15m - "$OUTDIR/registry.db.xz.part-"
+  else
+    gzip -1 -c "$src" | split -b 15m - "$OUTDIR/registry.db.gz.part-"
+  fi
+  {
+    echo "== machine"; cat out/machine.txt
+    echo "== collect.out"; cat out/collect.out 2> /dev/null
+    echo "== gpus now"
+    nvidia-smi --query-gpu=index,clocks.sm,temperature.gpu,power.draw,utilization.gpu,memory.used --format=csv
+    echo "== host now"; uptime; free -g
+    echo "== kernel cache"; ls build/kernel-cache 2> /dev/null | grep -c '\.so$'
+  } > "$OUTDIR/info.txt" 2>&1
+  tail -c 3000000 out/collect.log > "$OUTDIR/collect.log" 2> /dev/null
+  ls -la "$OUTDIR"
+}
+
+case "${1:-}" in
+  start)
+    PLAN=$2 BUDGET=$3 GPUS=${4:-0} JOBS=${5:-0} MEM=${6:-0} KPT=${7:-8}
+    {
+      date -u +%FT%TZ
+      nvidia-smi --query-gpu=index,name,uuid,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
+      nvcc --version | tail -2
+      echo "cores=$(nproc) $(grep -E 'MemTotal|MemAvailable' /proc/meminfo | tr -s ' ' | tr '\n' ' ')"
+      "$BIN/cks" hw --device 0 --format csv
+    } > out/machine.txt 2>&1
+    cat out/machine.txt
+    rm -f out/collect.rc
+    export CKS_COLLECT_EXTRA=${CKS_COLLECT_EXTRA:-}  # e.g. "--backend fake" to rehearse without a GPU
+    setsid nohup bash -c '
+      "$0" collect --plan "$1" --registry out/registry.db --checkpoint out/checkpoint.db --checkpoint-every 60 \
+        --time-budget "$2" --gpus "$3" --jobs "$4" --mem-limit-gb "$5" --kernels-per-tu "$6" \
+        --cache-dir build/kernel-cache --cutlass-dir third_party/cutlass --progress-every 20 $CKS_COLLECT_EXTRA \
+        > out/collect.out 2> out/collect.log
+      echo $? > out/collect.rc' "$BIN/cks" "$PLAN" "$BUDGET" "$GPUS" "$JOBS" "$MEM" "$KPT" < /dev/null > /dev/null 2>&1 &
+    echo "collect started in the background (pid $!)"
+    ;;
+  wait)
+    END=$(( $(date +%s) + ${2:-60} ))
+    while [ "$(date +%s)" -lt "$END" ] && [ ! -f out/collect.rc ]; do sleep 5; done
+    if [ -f out/collect.rc ]; then
+      echo "collect ended with status $(cat out/collect.rc)"
+      cat out/collect.out
+      ship out/registry.db
+    elif [ -f out/checkpoint.db ]; then
+      echo "collect still running; shipping the last checkpoint"
+      ship out/checkpoint.db
+    else
+      echo "collect still running; no checkpoint yet"
+    fi
+    tail -n 5 out/collect.log
+    ;;
+  *)
+    echo "usage: $0 start PLAN TIME_BUDGET_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU] | wait SECONDS" >&2
+    exit 2
+    ;;
+esac
