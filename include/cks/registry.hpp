@@ -158,6 +158,10 @@ MergeStats merge_registries(const std::string& dest, const std::vector<std::stri
 // Writes `<out_dir>/<YYYYMMDD>_<uuid8>.db.gz` named after the registry's latest run; refuses
 // to overwrite an existing shard. Returns the shard's path.
 std::string pack_shard(const std::string& registry_path, const std::string& out_dir);
+// The same in `parts` shards "<YYYYMMDD>_<uuid8>_p<i>of<parts>.db.gz" (parts > 1), each with
+// every run and kernel and a round-robin share of the groups (sorted keys) with their rows:
+// keeps each committed file well under hosting limits. Merged when read like any shards.
+std::vector<std::string> pack_shards(const std::string& registry_path, const std::string& out_dir, int parts);
 
 // Data to read: a registry file used in place, or a directory whose *.db.gz shards are merged
 // into a temporary registry (deleted with this object).

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <filesystem>
 #include <mutex>
+#include <unordered_map>
 
 #include "registry/schema.hpp"
 #include "registry/sqlite_util.hpp"
@@ -84,6 +85,7 @@ struct Registry::Impl {
   explicit Impl(sqlite3* db) : stmts(db) {}
   std::mutex mu;
   reg::StmtCache stmts;
+  std::unordered_map<std::string, uint64_t> next_seq;  // run uuid -> next measurement number
 };
 
 Registry::Registry(const std::string& path) : Registry(path, RegistryOptions{}) {}
@@ -272,12 +274,25 @@ int Registry::attempts(const std::string& group_key, const std::string& kernel_i
 void Registry::insert_measurement(MeasurementRow m) { insert_measurements({std::move(m)}); }
 
 void Registry::insert_measurements(std::vector<MeasurementRow> ms) {
+  std::lock_guard lock(impl_->mu);
+  // A measurement's id is "<run uuid>-<8 hex digits, its number in the run>": unique like a
+  // random UUID (the run's is random) but compressible, which keeps committed shards small.
   for (auto& m : ms) {
     validate(m);
+    if (m.uuid.empty() && !m.run_uuid.empty()) {
+      auto [it, fresh] = impl_->next_seq.try_emplace(m.run_uuid, 0);
+      if (fresh) {
+        Use c(impl_->stmts.get("SELECT count(*) FROM measurements WHERE run_uuid = ?1"));
+        c->bind_all(m.run_uuid);
+        it->second = c->step() ? static_cast<uint64_t>(c->col_int(0)) : 0;
+      }
+      char seq[17];
+      std::snprintf(seq, sizeof seq, "%08llx", static_cast<unsigned long long>(it->second++));
+      m.uuid = m.run_uuid + "-" + seq;
+    }
     if (m.uuid.empty()) m.uuid = new_uuid();
     if (m.finished_at.empty()) m.finished_at = utc_now();
   }
-  std::lock_guard lock(impl_->mu);
   Transaction tx(db_);
   Use s(impl_->stmts.get(
       "INSERT INTO measurements(uuid, run_uuid, group_key, kernel_id, knobs, status, mean_us, std_us, n, tflops, "

@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <vector>
 
 #include "cks/registry.hpp"
 #include "registry/sqlite_util.hpp"
@@ -25,48 +26,81 @@ std::string shard_name(sqlite3* db, const std::string& registry_path) {
 
 }  // namespace
 
-std::string pack_shard(const std::string& registry_path, const std::string& out_dir) {
+std::vector<std::string> pack_shards(const std::string& registry_path, const std::string& out_dir, int parts) {
   namespace fs = std::filesystem;
+  if (parts < 1) throw Error("a registry is packed into at least one shard");
   RegistryOptions opts;
   opts.create = false;
   Registry r(registry_path, opts);
-  const std::string name = shard_name(r.handle(), registry_path);
+  std::string name = shard_name(r.handle(), registry_path);
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) throw Error("cannot create '" + out_dir + "': " + ec.message());
-  const std::string shard = (fs::path(out_dir) / name).string();
-  auto refuse = [&] {
+  const std::string stem = name.substr(0, name.size() - std::string(".db.gz").size());
+  std::vector<std::string> shards;
+  for (int i = 0; i < parts; ++i)
+    shards.push_back((fs::path(out_dir) / (parts == 1 ? name
+                                                      : stem + "_p" + std::to_string(i + 1) + "of" +
+                                                            std::to_string(parts) + ".db.gz"))
+                         .string());
+  auto refuse = [](const std::string& shard) {
     return Error("shard '" + shard + "' already exists (shards are immutable: pack a new run instead)");
   };
-  if (reg::file_exists(shard)) throw refuse();
+  for (const auto& shard : shards)
+    if (reg::file_exists(shard)) throw refuse(shard);
 
-  // VACUUM INTO: a compact, consistent copy without free pages or the WAL.
-  reg::TempDb copy(reg::make_temp_file("pack", ".db"));
-  reg::Stmt(r.handle(), "VACUUM INTO ?1").bind_all(copy.path).run();
+  // Group keys dealt round-robin (sorted) over the parts; every part keeps all runs and kernels.
+  std::vector<std::string> keys;
   {
-    sqlite3* db = reg::open_db(copy.path, SQLITE_OPEN_READWRITE);
-    try {
-      reg::exec(db, "PRAGMA journal_mode=DELETE");  // one self-contained file once decompressed
-    } catch (...) {
+    reg::Stmt k(r.handle(), "SELECT key FROM groups UNION SELECT group_key FROM measurements ORDER BY 1");
+    while (k.step()) keys.push_back(k.col_text(0));
+  }
+  for (int part = 0; part < parts; ++part) {
+    const std::string& shard = shards[static_cast<size_t>(part)];
+    // VACUUM INTO: a compact, consistent copy without free pages or the WAL.
+    reg::TempDb copy(reg::make_temp_file("pack", ".db"));
+    reg::Stmt(r.handle(), "VACUUM INTO ?1").bind_all(copy.path).run();
+    {
+      sqlite3* db = reg::open_db(copy.path, SQLITE_OPEN_READWRITE);
+      try {
+        reg::exec(db, "PRAGMA journal_mode=DELETE");  // one self-contained file once decompressed
+        if (parts > 1) {
+          reg::exec(db, "CREATE TEMP TABLE keep(key TEXT PRIMARY KEY)");
+          reg::Stmt ins(db, "INSERT INTO keep(key) VALUES(?1)");
+          for (size_t i = static_cast<size_t>(part); i < keys.size(); i += static_cast<size_t>(parts)) {
+            ins.bind_all(keys[i]).run();
+            ins.reset();
+          }
+          reg::exec(db, "DELETE FROM measurements WHERE group_key NOT IN (SELECT key FROM keep)");
+          reg::exec(db, "DELETE FROM plan_items WHERE group_key NOT IN (SELECT key FROM keep)");
+          reg::exec(db, "DELETE FROM groups WHERE key NOT IN (SELECT key FROM keep)");
+          reg::exec(db, "DROP TABLE keep");
+          reg::exec(db, "VACUUM");
+        }
+      } catch (...) {
+        reg::close_db(db);
+        throw;
+      }
       reg::close_db(db);
-      throw;
     }
-    reg::close_db(db);
-  }
-
-  const std::string tmp = shard + ".tmp";
-  ::unlink(tmp.c_str());
-  reg::gzip_file(copy.path, tmp);
-  // link() fails if the shard appeared meanwhile, so a shard is never replaced.
-  if (::link(tmp.c_str(), shard.c_str()) != 0) {
-    const int err = errno;
+    const std::string tmp = shard + ".tmp";
     ::unlink(tmp.c_str());
-    if (err == EEXIST) throw refuse();
-    throw Error("cannot create shard '" + shard + "': " + std::strerror(err));
+    reg::gzip_file(copy.path, tmp);
+    // link() fails if the shard appeared meanwhile, so a shard is never replaced.
+    if (::link(tmp.c_str(), shard.c_str()) != 0) {
+      const int err = errno;
+      ::unlink(tmp.c_str());
+      if (err == EEXIST) throw refuse(shard);
+      throw Error("cannot create shard '" + shard + "': " + std::strerror(err));
+    }
+    ::unlink(tmp.c_str());
+    reg::fsync_parent_dir(shard);
   }
-  ::unlink(tmp.c_str());
-  reg::fsync_parent_dir(shard);
-  return shard;
+  return shards;
+}
+
+std::string pack_shard(const std::string& registry_path, const std::string& out_dir) {
+  return pack_shards(registry_path, out_dir, 1).front();
 }
 
 }  // namespace cks

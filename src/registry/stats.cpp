@@ -93,6 +93,9 @@ json registry_stats(const Registry& registry) {
         // Without the hint the planner may pick the status index, where 'ok' matches most rows.
         "SELECT count(*) FROM groups g WHERE EXISTS (SELECT 1 FROM measurements m INDEXED BY measurements_candidate "
         "WHERE m.group_key = g.key AND m.kernel_id = 'cublas' AND m.status = 'ok')");
+    const int64_t unmeasured = reg::query_int(
+        db, "SELECT count(*) FROM groups g WHERE NOT EXISTS (SELECT 1 FROM measurements m INDEXED BY "
+            "measurements_candidate WHERE m.group_key = g.key)");
     json out = {
         {"schema_version", reg::file_schema_version(db)},
         {"runs", runs_json(db)},
@@ -104,7 +107,10 @@ json registry_stats(const Registry& registry) {
           {"compile_error", reg::query_int(db, "SELECT count(*) FROM kernels WHERE status = 'compile_error'")}}},
         {"plan_items", reg::query_int(db, "SELECT count(*) FROM plan_items")},
         {"cublas_referenced_groups", referenced},
-        {"groups_missing_cublas", groups - referenced},
+        // Measured groups (any row) without a cuBLAS reference, and planned groups a collection
+        // has not reached yet (no row at all: nothing was attempted, so nothing is missing).
+        {"groups_missing_cublas", groups - referenced - unmeasured},
+        {"groups_unmeasured", unmeasured},
     };
     reg::exec(db, "COMMIT");
     return out;
