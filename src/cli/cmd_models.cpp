@@ -107,7 +107,7 @@ ModelSpec parse_model_spec(const std::string& arg, const TrainOptions& cli) {
 }
 
 void register_train(CLI::App& app) {
-  auto* cmd = app.add_subcommand("train", "train a ranker on the training groups (every set but 'eval') and save it");
+  auto* cmd = app.add_subcommand("train", "train a ranker on the training groups (every set but 'eval' and 'proof') and save it");
   auto src = std::make_shared<SourceOpts>();
   auto opts = std::make_shared<TrainOptions>();
   auto kind = std::make_shared<std::string>("xgboost");
