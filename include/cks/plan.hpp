@@ -94,6 +94,11 @@ struct RemeasureOptions {
 // Throws Error when nothing is eligible or the fraction is outside (0, 1].
 Plan make_remeasure_plan(const Registry& reg, const RemeasureOptions& o);
 
+// `cks plan remaining`: `plan` less every candidate the registry already has a final row for
+// (Registry::final_items); groups left empty are dropped, exhaustive groups become explicit.
+// A lease can then resume a plan without carrying the registry it was partly measured into.
+Plan remaining_plan(const Plan& plan, const Registry& reg, int max_attempts, const std::string& name);
+
 // `cks plan merge`: the groups of several plans, in order, as one plan to be written in
 // `out_dir` (exhaustive groups' pool paths are re-expressed relative to it). Throws Error when
 // two plans hold the same group key.

@@ -128,6 +128,9 @@ class Registry {
   std::vector<std::pair<std::string, std::string>> pending_items(const std::string& group_key,
                                                                  int max_attempts) const;
   int attempts(const std::string& group_key, const std::string& kernel_id, const std::string& knobs) const;
+  // Candidates of a group that need no more attempts: a row with a final status (anything but
+  // crash and timeout), or max_attempts rows. Plan items are not consulted.
+  std::vector<std::pair<std::string, std::string>> final_items(const std::string& group_key, int max_attempts) const;
 
   void insert_measurement(MeasurementRow m);      // one transaction, committed on return
   void insert_measurements(std::vector<MeasurementRow> ms);  // one transaction
@@ -220,5 +223,9 @@ struct Observation {
 void scan_ok_measurements(const Registry& reg, const MeasurementFilter& filter,
                           const std::function<void(const Observation&)>& visit);
 std::vector<Observation> load_ok_measurements(const Registry& reg, const MeasurementFilter& filter);
+// The same for the rows of another status (one of kStatuses), e.g. "cut": a cut row's mean_us
+// and tflops are those of the warm-up round that stopped it. Throws Error on an unknown status.
+void scan_measurements(const Registry& reg, const std::string& status, const MeasurementFilter& filter,
+                       const std::function<void(const Observation&)>& visit);
 
 }  // namespace cks

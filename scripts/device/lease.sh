@@ -23,6 +23,10 @@ for d in /usr/local/cuda/lib64 /usr/local/cuda-13*/lib64 /usr/local/cuda/targets
   [ -e "$d/libcublas.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
 done
 export CKS_INCLUDE_DIR="$PWD/include" CKS_DATA_DIR="$PWD/data"
+# CUTLASS headers travel compressed (scripts/device/pack_carry.sh): 27 MB of headers are 1 MB of xz.
+if [ ! -d third_party/cutlass/include ] && [ -f .carry/cutlass.tar.xz ]; then
+  mkdir -p third_party && tar -xJf .carry/cutlass.tar.xz -C third_party
+fi
 
 ship() {  # $1: registry file to ship
   # Re-read through SQLite into a fresh file (a crashed writer's WAL is not lost), without plan

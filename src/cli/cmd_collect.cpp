@@ -162,6 +162,27 @@ void register_plan_command(CLI::App& app) {
                  p.candidates());
   });
 
+  auto* remaining = plan->add_subcommand("remaining", "a plan less what a registry already measured (resume elsewhere)");
+  static SourceOpts rem_src;
+  static std::string rem_plan, rem_out;
+  static int rem_attempts = 2;
+  remaining->add_option("plan", rem_plan, "plan file")->required();
+  add_source(remaining, rem_src);
+  remaining->add_option("--max-attempts", rem_attempts, "crash/timeout attempts that make a candidate final (as cks collect)")
+      ->capture_default_str();
+  remaining->add_option("--out", rem_out, "plan file to write")->required();
+  remaining->callback([] {
+    const Plan p = read_plan(rem_plan);
+    auto source = open_data(rem_src.registry, rem_src.data);
+    RegistryOptions ropt;
+    ropt.create = false;
+    Registry reg(source->path(), ropt);
+    const Plan left = remaining_plan(p, reg, rem_attempts, fs::path(rem_out).stem().string());
+    write_plan(left, rem_out);
+    std::fprintf(stderr, "cks plan remaining: %s: %zu of %zu groups, %zu of %zu candidates left\n", rem_out.c_str(),
+                 left.groups.size(), p.groups.size(), left.candidates(), p.candidates());
+  });
+
   auto* merge = plan->add_subcommand("merge", "concatenate plans (distinct groups) into one");
   static std::vector<std::string> merge_in;
   static std::string merge_out, merge_name;

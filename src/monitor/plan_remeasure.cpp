@@ -80,4 +80,30 @@ Plan make_remeasure_plan(const Registry& reg, const RemeasureOptions& o) {
   return plan;
 }
 
+Plan remaining_plan(const Plan& plan, const Registry& reg, int max_attempts, const std::string& name) {
+  if (max_attempts < 1) throw Error("--max-attempts must be at least 1");
+  Plan out;
+  out.name = name;
+  out.created_by = std::string("cks plan remaining ") + CKS_VERSION;
+  size_t before = 0, after = 0;
+  for (const auto& pg : plan.groups) {
+    const auto done = reg.final_items(pg.group.key, max_attempts);
+    const std::set<CandidateRef> finished(done.begin(), done.end());
+    PlanGroup g{pg.group, {}, "", false};
+    for (const auto& c : pg.candidates)
+      if (!finished.count(c)) g.candidates.push_back(c);
+    before += pg.candidates.size();
+    after += g.candidates.size();
+    if (!g.candidates.empty()) out.groups.push_back(std::move(g));
+  }
+  out.header_json = nlohmann::ordered_json{{"created_at", utc_now()},
+                                           {"remaining_of", plan.name},
+                                           {"source_header", nlohmann::json::parse(plan.header_json, nullptr, false)},
+                                           {"candidates_before", before},
+                                           {"candidates_left", after},
+                                           {"max_attempts", max_attempts}}
+                        .dump();
+  return out;
+}
+
 }  // namespace cks

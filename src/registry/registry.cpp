@@ -263,6 +263,18 @@ std::vector<std::pair<std::string, std::string>> Registry::pending_items(const s
   return out;
 }
 
+std::vector<std::pair<std::string, std::string>> Registry::final_items(const std::string& group_key,
+                                                                       int max_attempts) const {
+  std::lock_guard lock(impl_->mu);
+  Use s(impl_->stmts.get(
+      "SELECT kernel_id, knobs FROM measurements WHERE group_key = ?1 GROUP BY kernel_id, knobs "
+      "HAVING sum(status NOT IN ('crash', 'timeout')) > 0 OR count(*) >= ?2"));
+  s->bind_all(group_key, max_attempts);
+  std::vector<std::pair<std::string, std::string>> out;
+  while (s->step()) out.emplace_back(s->col_text(0), s->col_text(1));
+  return out;
+}
+
 int Registry::attempts(const std::string& group_key, const std::string& kernel_id, const std::string& knobs) const {
   std::lock_guard lock(impl_->mu);
   Use s(impl_->stmts.get(
