@@ -14,4 +14,5 @@ void register_collect(CLI::App& app);    // cmd_collect.cpp (monitor)
 void register_bench(CLI::App& app);      // cmd_bench.cpp
 void register_pool(CLI::App& app);       // cmd_pool.cpp   (compiled-kernel pools)
 void register_models(CLI::App& app);     // cmd_models.cpp (train, eval, select)
+void register_analyze(CLI::App& app);    // cmd_analyze.cpp (feature and sampling studies)
 }  // namespace cks::cli

@@ -51,6 +51,7 @@ int main(int argc, char** argv) {
   cks::cli::register_bench(app);
   cks::cli::register_pool(app);
   cks::cli::register_models(app);
+  cks::cli::register_analyze(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

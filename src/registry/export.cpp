@@ -153,11 +153,17 @@ size_t export_measurements(const Registry& registry, const MeasurementFilter& fi
 
 void scan_ok_measurements(const Registry& registry, const MeasurementFilter& filter,
                           const std::function<void(const Observation&)>& visit) {
+  scan_measurements(registry, "ok", filter, visit);
+}
+
+void scan_measurements(const Registry& registry, const std::string& status, const MeasurementFilter& filter,
+                       const std::function<void(const Observation&)>& visit) {
+  if (status.empty()) throw std::logic_error("scan_measurements: empty status");
   Stmt s(registry.handle(),
          std::string("SELECT m.group_key, g.set_name, g.m, g.n, g.k, g.layout, m.kernel_id, m.knobs, m.mean_us,"
                      " m.std_us, m.n, m.tflops FROM measurements m JOIN groups g ON g.key = m.group_key") +
              kFilterWhere + " ORDER BY m.group_key, m.kernel_id, m.knobs, m.uuid");
-  bind_filter(s, filter, "ok");
+  bind_filter(s, filter, status);
   Observation o;
   while (s.step()) {
     o.group_key = s.col_text(0);

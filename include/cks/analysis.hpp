@@ -1,0 +1,183 @@
+// cks/analysis.hpp — retrospective studies of the measured corpus (issue 7, parts 2 and 3):
+// how candidate parameters and derived features correlate with measured throughput, globally
+// and within shape-layout groups (the paper's "Table 4" study), and how well the sampling
+// policies expose near-optimal kernels on the exhaustively measured evaluation groups (the
+// paper's "Figs. 3-4" study and its alpha ablation). Long form and results: docs/analysis.md.
+//
+// The paper's equations were lost in extraction; the definitions used here are:
+//   T(c)        measured throughput of candidate c in group g (TFLOP/s; repeats: their mean)
+//   T*_g        max over the group's status-ok candidates of T(c)
+//   y(c)        T(c) / T*_g
+//   cut rows    candidates stopped after their warm-up round because they were > 5x slower than
+//               the group's best so far; they keep the throughput of that round (always far from
+//               the oracle) and are never "within eps"
+//   rho         Spearman's rank correlation: Pearson's correlation of the average ranks (ties
+//               share the mean of their ranks); undefined when either side is constant
+//   rho_global  rho(feature, y) over the rows of every group of a partition pooled together;
+//               rho_global_raw the same against raw T (the paper's pooled counter correlation)
+//   rho_g       rho(feature, T) over the candidates of one group (the same for y: monotone);
+//               a group is "computable" for a feature when neither the feature nor T is
+//               constant over its candidates
+//   regret      R_B(g) = 1 - max_{c in S_B(g)} T(c) / T*_g for a sample S_B(g) of B candidates
+//   within eps  y(c) >= 1 - eps;  P_eps(B) = probability that S_B(g) holds such a candidate
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "cks/catalogue.hpp"
+#include "cks/common.hpp"
+#include "cks/features.hpp"
+#include "cks/hw.hpp"
+#include "cks/sampling.hpp"
+#include "cks/shapes.hpp"
+
+namespace cks {
+
+class Registry;
+
+// Progress callback (what, done, total); total 0 when unknown.
+using AnalysisProgress = std::function<void(std::string_view what, size_t done, size_t total)>;
+
+// ---------------------------------------------------------------- data
+// Which groups a study reads: set 'eval' (exhaustive), set 'train', or every group.
+enum class GroupSelection : uint8_t { eval = 0, train = 1, all = 2 };
+std::string_view to_string(GroupSelection s);
+GroupSelection parse_group_selection(std::string_view s);  // throws Error "unknown --groups 'x' (...)"
+
+// One shape-layout group: its measured candidate universe (status ok, plus cut rows when asked).
+struct AnalysisGroup {
+  std::string key, set;               // a key listed under several sets counts as 'eval' if any is
+  Problem problem;
+  ShapeTags tags;                     // tags_for(problem, hw)
+  std::vector<Candidate> candidates;  // catalogue order (kernel, then knob_settings() order)
+  std::vector<double> tflops;         // T(c): mean over status-ok repeats; cut: the warm-up round's
+  std::vector<uint8_t> cut;           // 1 for a cut candidate (no status-ok row)
+  double oracle = 0;                  // T*_g (status-ok candidates only)
+  size_t size() const { return candidates.size(); }
+  size_t cut_count() const;
+};
+
+struct AnalysisData {
+  std::string hw_preset;
+  std::vector<AnalysisGroup> groups;  // group-key order
+  size_t skipped_unknown = 0;         // measured rows whose kernel/knobs are not in the catalogue
+  size_t skipped_groups = 0;          // selected groups without a positive status-ok throughput
+};
+
+struct AnalysisLoadOptions {
+  GroupSelection groups = GroupSelection::eval;
+  bool include_cut = true;  // add the cut candidates to each group's universe
+};
+// Reads the CUTLASS measurements of the selected groups (cuBLAS rows are left out). Throws Error
+// when no selected group has a usable measurement.
+AnalysisData load_analysis_data(const Registry& reg, const HardwareDesc& hw, const AnalysisLoadOptions& options,
+                                const AnalysisProgress& progress = {});
+
+// ---------------------------------------------------------------- statistics
+// Average (fractional) ranks, 1-based: ties share the mean of the ranks they span.
+std::vector<double> average_ranks(std::span<const double> values);
+// Spearman's rho of paired samples (pairs with a NaN on either side dropped). NaN when fewer
+// than two pairs remain or either side is constant.
+double spearman(std::span<const double> x, std::span<const double> y);
+
+// ---------------------------------------------------------------- feature study
+// A partition of the groups by one shape tag of tags_for(): "all" (one value "all"), "size"
+// (small, medium, large), "geometry" (square, tall, wide, skinny_k), "regime" (memory_bound,
+// balanced, compute_bound).
+inline constexpr std::string_view kPartitions[] = {"all", "size", "geometry", "regime"};
+// The value of a partition for a group's tags ("all" for the partition "all").
+std::string partition_value(std::string_view partition, const ShapeTags& tags);
+
+// Extra, non-schema candidate quantity studied next to the schema's numeric columns.
+inline constexpr std::string_view kStaticScoreFeature = "static_score";
+
+struct FeatureCorrelation {
+  std::string feature;       // schema column, or kStaticScoreFeature
+  std::string feature_group; // schema group ("kernel", "waves", ...; "sampling" for the score)
+  std::string partition, value;
+  size_t groups = 0;         // groups in the partition value
+  size_t rows = 0;           // candidates pooled (non-NaN feature)
+  double rho_global = 0;     // rho(feature, y) pooled; NaN if not computable
+  double rho_global_raw = 0; // rho(feature, T) pooled
+  size_t groups_computable = 0;
+  double rho_within_mean = 0;    // mean of rho_g over the computable groups; NaN if none
+  double rho_within_median = 0;  // median of the same
+  double share_positive = 0;     // share of computable groups with rho_g > 0; NaN if none
+};
+// Every numeric schema column and the static score, for every partition value present (rows
+// in schema order, then partition order, then value order). Deterministic.
+std::vector<FeatureCorrelation> feature_study(const AnalysisData& data, const HardwareDesc& hw,
+                                              const AnalysisProgress& progress = {});
+// Columns: feature, feature_group, partition, value, groups, rows, rho_global, rho_global_raw,
+// rho_within_mean, rho_within_median, share_positive, groups_computable.
+Table feature_table(std::span<const FeatureCorrelation> rows);
+
+// ---------------------------------------------------------------- sampling study
+struct SamplingStudyOptions {
+  std::vector<int> budgets{8, 16, 32, 64, 128, 256, 512, 1024, 2000};  // regret/P_eps curves
+  std::vector<double> eps{0.01, 0.05, 0.10};
+  int reps = 100;            // repetitions of the stochastic policies (seeds seed .. seed+reps-1)
+  uint64_t seed = 0;
+  double alpha = 0.75;       // biased-diverse in the budget curves
+  std::vector<double> alphas{0.0, 0.25, 0.5, 0.75, 1.0};  // the alpha ablation ...
+  std::vector<int> alpha_budgets{200};  // ... at each of these budgets (10% of the 2,000-kernel eval pool)
+};
+// Throws Error on an empty or non-positive budget list, eps outside (0, 1), reps < 1, an alpha
+// outside [0, 1] or a non-positive alpha budget.
+void validate(const SamplingStudyOptions& o);
+
+// The sparse tail of one group: the share of its universe within eps of the oracle.
+struct GroupTail {
+  std::string key;
+  ShapeTags tags;
+  size_t candidates = 0, cut = 0;
+  double oracle_tflops = 0;
+  std::vector<double> within;            // per eps: #{c : y(c) >= 1 - eps} / candidates
+  long oracle_static_rank = 0;           // static rank (1-based) of the best measured candidate
+  std::vector<long> first_static_rank;   // per eps: best static rank among the within-eps candidates
+};
+
+// One point of a curve: a policy at a budget (and alpha), aggregated over the groups.
+struct SamplingPoint {
+  std::string study;       // "budget" (regret vs B) or "alpha" (ablation at the alpha budgets)
+  Policy policy = Policy::uniform;
+  double alpha = 0;        // NaN for uniform and top
+  int budget = 0;          // requested B (capped per group at its universe size)
+  double budget_fraction = 0;  // mean over groups of min(B, |C_g|) / |C_g|
+  int reps = 0;            // 1 for the deterministic top-B
+  size_t groups = 0;
+  // Per group: mean over the repetitions; then over groups: mean, median, p95, max.
+  double regret_mean = 0, regret_median = 0, regret_p95 = 0, regret_max = 0;
+  std::vector<double> p_within;  // per eps: mean over groups of the share of repetitions whose
+                                 // sample holds a candidate within eps (P_eps(B))
+};
+
+struct SamplingStudy {
+  SamplingStudyOptions options;
+  std::vector<GroupTail> tails;       // group-key order
+  std::vector<SamplingPoint> points;  // budget curves (uniform, top, biased-diverse), then alpha
+};
+// Every group of `data` is a universe: its measured candidates (ok and cut; a cut candidate is
+// never within eps). Samples come from sample_candidates() on the pool restricted to that
+// universe (catalogue order, static score of cks/sampling.hpp), so a policy here is exactly the
+// one that chose the training measurements. Deterministic for a seed.
+SamplingStudy sampling_study(const AnalysisData& data, const HardwareDesc& hw, const SamplingStudyOptions& options,
+                             const AnalysisProgress& progress = {});
+
+// Per group (key, geometry, size, regime, candidates, cut, oracle_tflops, within_<eps>...,
+// oracle_static_rank, first_static_rank_<eps>...), then the summary rows "mean", "median", "min"
+// and "max" over groups of the within columns.
+Table sampling_tail_table(const SamplingStudy& s);
+// Columns: study, policy, alpha, budget, budget_fraction, reps, groups, regret_mean,
+// regret_median, regret_p95, regret_max, p_within_<eps>...
+Table sampling_curve_table(const SamplingStudy& s);
+
+// "1pct", "5pct", "10pct": the column suffix of an eps.
+std::string eps_label(double eps);
+
+}  // namespace cks

@@ -1,0 +1,18 @@
+// Helpers shared by the analysis sources (not part of the public API).
+#pragma once
+#include <cstdint>
+
+#include "cks/catalogue.hpp"
+
+namespace cks::analysis_detail {
+
+// A candidate as one integer (kernel index, then every knob), for hash lookups: distinct
+// candidates of one catalogue get distinct codes.
+inline uint64_t candidate_code(const Candidate& c) {
+  const RuntimeKnobs& k = c.knobs;
+  return (static_cast<uint64_t>(c.kernel) << 32) | (static_cast<uint64_t>(k.raster) << 28) |
+         (static_cast<uint64_t>(k.decomposition) << 24) | ((static_cast<uint64_t>(k.max_swizzle) & 0xfff) << 12) |
+         (static_cast<uint64_t>(k.splits) & 0xfff);
+}
+
+}  // namespace cks::analysis_detail

@@ -1,0 +1,164 @@
+// `cks analyze features|sampling`: retrospective studies of the measured corpus (docs/analysis.md).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+#include "cks/analysis.hpp"
+#include "cks/registry.hpp"
+#include "cli/commands.hpp"
+#include "cli/util.hpp"
+
+namespace cks::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Options every analysis shares: the data, the hardware preset, the output.
+struct CommonOpts {
+  SourceOpts source;
+  std::string preset = kDefaultPreset;
+  std::string format;
+  std::string out_dir;
+};
+
+void add_common(CLI::App* cmd, CommonOpts& o) {
+  add_source(cmd, o.source);
+  cmd->add_option("--preset", o.preset, "hardware preset of the features, tags and static score")
+      ->capture_default_str();
+  add_format(cmd, o.format);
+  cmd->add_option("--out-dir", o.out_dir,
+                  "write every table as a file <name>.<format> in this directory (created) instead of stdout");
+}
+
+const AnalysisProgress& stderr_progress() {
+  static const AnalysisProgress p = [](std::string_view what, size_t done, size_t total) {
+    progress(what, done, total ? total : done + 1);
+  };
+  return p;
+}
+
+AnalysisData read_data(const CommonOpts& o, const HardwareDesc& hw, const AnalysisLoadOptions& lo) {
+  auto source = open_data(o.source.registry, o.source.data);
+  RegistryOptions ro;
+  ro.create = false;
+  Registry reg(source->path(), ro);
+  AnalysisData d = load_analysis_data(reg, hw, lo, stderr_progress());
+  if (d.skipped_unknown)
+    std::cerr << "cks: note: " << d.skipped_unknown << " measured rows are not candidates of this build's catalogue (skipped)\n";
+  if (d.skipped_groups)
+    std::cerr << "cks: note: " << d.skipped_groups << " groups have no status-ok measurement (skipped)\n";
+  return d;
+}
+
+// Creates --out-dir (if given) before any work, so a bad path fails at once.
+void prepare_out_dir(const std::string& out_dir) {
+  if (out_dir.empty()) return;
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec || !fs::is_directory(out_dir)) throw Error("--out-dir: cannot create directory '" + out_dir + "'");
+}
+
+// Writes `t` to stdout, or to <out_dir>/<name>.<format> (the path then goes to stdout).
+void emit(const Table& t, const std::string& name, Format f, const std::string& out_dir) {
+  if (out_dir.empty()) {
+    t.write(std::cout, f);
+    return;
+  }
+  const std::string path = (fs::path(out_dir) / (name + "." + std::string(to_string(f)))).string();
+  std::ofstream os(path);
+  if (!os) throw Error("cannot write " + path);
+  t.write(os, f);
+  os.close();
+  if (!os) throw Error("cannot write " + path + " (disk full?)");
+  std::cout << path << '\n';
+}
+
+void register_features_study(CLI::App* analyze) {
+  auto* cmd = analyze->add_subcommand(
+      "features", "Spearman rho of every numeric feature with throughput: pooled and within groups, by partition");
+  auto o = std::make_shared<CommonOpts>();
+  auto groups = std::make_shared<std::string>("eval");
+  auto exclude_cut = std::make_shared<bool>(false);
+  add_common(cmd, *o);
+  cmd->add_option("--groups", *groups, "eval (exhaustive), train, or all groups")->capture_default_str();
+  cmd->add_flag("--exclude-cut", *exclude_cut,
+                "leave out the cut candidates (default: kept at their warm-up throughput)");
+  cmd->callback([o, groups, exclude_cut] {
+    const Format f = parse_format(o->format);
+    AnalysisLoadOptions lo;
+    lo.groups = parse_group_selection(*groups);
+    lo.include_cut = !*exclude_cut;
+    const HardwareDesc hw = hw_preset(o->preset);
+    prepare_out_dir(o->out_dir);
+    const AnalysisData data = read_data(*o, hw, lo);
+    size_t rows = 0, cut = 0;
+    for (const auto& g : data.groups) {
+      rows += g.size();
+      cut += g.cut_count();
+    }
+    std::cerr << "cks analyze features: " << data.groups.size() << " " << *groups << " groups, " << rows
+              << " candidates (" << cut << " cut)\n";
+    const auto study = feature_study(data, hw, stderr_progress());
+    emit(feature_table(study), "features_" + *groups + (*exclude_cut ? "_nocut" : ""), f, o->out_dir);
+  });
+}
+
+void register_sampling_study(CLI::App* analyze) {
+  auto* cmd = analyze->add_subcommand(
+      "sampling", "on the exhaustive eval groups: near-optimal tail, regret and P_eps vs budget per policy, alpha ablation");
+  auto o = std::make_shared<CommonOpts>();
+  auto so = std::make_shared<SamplingStudyOptions>();
+  auto table = std::make_shared<std::string>("curves");
+  add_common(cmd, *o);
+  cmd->add_option("--budgets", so->budgets, "budgets B of the regret and P_eps curves")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--eps", so->eps, "tolerances eps of 'within eps of the oracle'")->delimiter(',')->capture_default_str();
+  cmd->add_option("--reps", so->reps, "repetitions of the stochastic policies (seeds seed .. seed+reps-1)")
+      ->capture_default_str();
+  cmd->add_option("--seed", so->seed, "first seed")->capture_default_str();
+  cmd->add_option("--alpha", so->alpha, "biased-diverse alpha of the budget curves")->capture_default_str();
+  cmd->add_option("--alphas", so->alphas, "alphas of the ablation")->delimiter(',')->capture_default_str();
+  cmd->add_option("--alpha-budgets", so->alpha_budgets, "budgets of the alpha ablation")
+      ->delimiter(',')
+      ->capture_default_str();
+  cmd->add_option("--table", *table, "table on stdout without --out-dir: curves or tail")->capture_default_str();
+  cmd->callback([o, so, table] {
+    const Format f = parse_format(o->format);
+    if (*table != "curves" && *table != "tail")
+      throw Error("unknown --table '" + *table + "' (expected curves or tail)");
+    validate(*so);
+    AnalysisLoadOptions lo;
+    lo.groups = GroupSelection::eval;
+    lo.include_cut = true;  // the universe is every measured candidate
+    const HardwareDesc hw = hw_preset(o->preset);
+    prepare_out_dir(o->out_dir);
+    const AnalysisData data = read_data(*o, hw, lo);
+    size_t rows = 0, cut = 0;
+    for (const auto& g : data.groups) {
+      rows += g.size();
+      cut += g.cut_count();
+    }
+    std::cerr << "cks analyze sampling: " << data.groups.size() << " eval groups, " << rows << " candidates (" << cut
+              << " cut), " << so->reps << " repetitions\n";
+    const SamplingStudy study = sampling_study(data, hw, *so, stderr_progress());
+    if (o->out_dir.empty()) {
+      emit(*table == "tail" ? sampling_tail_table(study) : sampling_curve_table(study), "", f, "");
+    } else {
+      emit(sampling_tail_table(study), "sampling_tail", f, o->out_dir);
+      emit(sampling_curve_table(study), "sampling_curves", f, o->out_dir);
+    }
+  });
+}
+
+}  // namespace
+
+void register_analyze(CLI::App& app) {
+  auto* analyze = app.add_subcommand("analyze", "studies of the measured corpus: feature correlations, sampling policies");
+  analyze->require_subcommand(1);
+  register_features_study(analyze);
+  register_sampling_study(analyze);
+}
+
+}  // namespace cks::cli
