@@ -27,6 +27,7 @@
 namespace cks {
 
 class Registry;
+class Selector;
 
 // ---------------------------------------------------------------- labels
 // Within a group g with oracle T*_g = max_c T(c):
@@ -159,6 +160,17 @@ class Model {
   // setting, not part of the model, hence const.
   virtual void set_threads(int threads) const {}
 
+  // Additive models (XGBoost: a sum of trees) can be scored in pieces; the selector's cascade
+  // ranks many candidates by a prefix of the terms and adds the rest only for the best few.
+  // terms() == 0: not additive (predict() only). Otherwise out = terms_base() followed by
+  // add_terms(x, out, b, e) for consecutive ranges covering [0, terms()) equals predict() bit
+  // for bit. add_terms runs on the calling thread.
+  virtual size_t terms() const { return 0; }
+  virtual float terms_base() const { return 0; }
+  virtual void add_terms(const FeatureMatrix& x, std::span<float> out, size_t begin, size_t end) const {
+    throw Error("this model is not additive");
+  }
+
   // Model file (JSON, see docs/models.md): {"format", "kind", "objective", "schema", "hw_preset",
   // "options", "provenance", "parameters"}. Written deterministically (same model, same bytes).
   std::string serialize() const;
@@ -231,6 +243,20 @@ MethodOutcomes random_baseline(const Dataset& eval);
 MethodOutcomes cublas_baseline(const Dataset& eval);
 // A model's ranking.
 MethodOutcomes model_outcomes(const std::string& name, const Model& model, const Dataset& eval);
+
+// Rankings that reduce a problem's catalogue to a subset scored by the full model (the deployed
+// selector, cks/selector.hpp), on measured groups. In each group the model picks among the
+// measured candidates in the set `kept(problem)` returns (catalogue indices, ascending); a group
+// none of whose measured candidates is in it is not covered. Regret is against the group's best
+// measured candidate, as for model_outcomes(): the rows show what the reduction changes.
+MethodOutcomes kept_outcomes(const std::string& name, const Model& model, const Dataset& eval,
+                             const std::function<std::vector<uint32_t>(const Problem&)>& kept);
+// The two-stage selector's prefilter (Selector::prefiltered) and, like for like, the exhaustive
+// ranking's top-N with N = the prefilter's size. The first row's note also says how often the
+// selector's top-1 and top-8 over the whole catalogue (prefilter and cascade) equal the
+// exhaustive ranking's (`exhaustive`: the same model without a prefilter).
+std::vector<MethodOutcomes> selector_outcomes(const std::string& name, const Model& model, const Selector& selector,
+                                              const Selector& exhaustive, const Dataset& eval);
 
 // nvMatmulHeuristics (PyPI nvidia-matmul-heuristics) queried through tools/nvmmh_query.py for
 // H200 SXM, CUTLASS3 target, BF16 "TST" precision. A suggestion (tile, cluster, split-K) maps,

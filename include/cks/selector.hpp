@@ -1,10 +1,11 @@
 // cks/selector.hpp — deployment: rank the full catalogue of one problem with a trained model
 // (paper eq. 1: argmax of the score over the candidates) and return the top K.
 //
-// Scoring runs in blocks (features of a block of candidates, then the model), keeping only the
-// best K, so memory stays small for the ~400k candidates of a layout. Results are cached per
-// (M, N, K, layout): a repeated problem is a hash lookup.
+// By default a cheap prefilter keeps a few thousand candidates and only those get phi and the
+// model (SelectorOptions); the exhaustive ranking scores every candidate in blocks. Results are
+// cached per (M, N, K, layout): a repeated problem is a hash lookup.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -46,10 +47,34 @@ class Ranking {
   size_t count_ = 0;
 };
 
+// How a model ranks one problem's catalogue (docs/models.md, "Deployment"):
+//   exhaustive (prefilter == 0)  every candidate gets phi and the full model, in blocks;
+//   two-stage (the default)      stage 1, the prefilter: the `prefilter` best candidates by
+//                                ln(static score) + prior_weight * prior(c), from per-class
+//                                static scores (selector/static_index.hpp); prior(c) is the
+//                                model's mean standardised score of c on two fixed reference
+//                                problems (computed once per layout by prepare()). Stage 2: phi
+//                                and the model for those candidates only. For an additive model
+//                                (XGBoost) stage 2 is a cascade: the first `cascade_terms` trees
+//                                score all of them, the `cascade_keep` best get the remaining
+//                                trees. The scores returned are always the full model's.
+// The defaults were chosen by measurement (docs/models.md, "Deployment"): ~1 ms cold on one
+// core; the top-1 equals the exhaustive ranking's on all 32 evaluation problems (85 of 100
+// random problems), and the cascade never changed the two-stage result in those measurements.
 struct SelectorOptions {
   int threads = 1;                // threads scoring one problem (the latency target is one core)
   size_t cache_capacity = 65536;  // problems kept; the oldest is evicted first
-  size_t block_rows = 8192;       // candidates per scoring block
+  size_t block_rows = 8192;       // candidates per scoring block (exhaustive ranking)
+  int setup_threads = 0;          // threads computing the prior in prepare() (0 = every core)
+  size_t prefilter = 1024;        // candidates kept by the prefilter; 0 = exhaustive
+  size_t cascade_terms = 75;      // additive models: terms (trees) scoring every kept candidate
+  size_t cascade_keep = 128;      // additive models: candidates that get every term
+  double prior_weight = 0.3;      // weight of the model prior in the prefilter key (0: static only)
+  size_t prior_terms = 100;       // additive models: terms (trees) scoring the prior
+  // The prior's reference problems (M, N, K), in the layout being ranked: large and small M, N
+  // and K, where the model's preferences among schedules, stage counts and knobs differ.
+  std::vector<std::array<long, 3>> prior_problems{{4096, 4096, 4096}, {256, 4096, 4096}, {4096, 4096, 64},
+                                                  {256, 4096, 64},     {4096, 256, 512},  {64, 64, 4096}};
 };
 
 class Selector {
@@ -69,14 +94,23 @@ class Selector {
   // Top `top_k` candidates of the problem's layout catalogue (cached). Throws Error on
   // non-positive dimensions or top_k == 0.
   Ranking select(const Problem& p, size_t top_k) const;
-  // Builds the per-layout state (the catalogue and the feature computer's per-kernel terms) that
-  // the first select() of a layout otherwise builds: a one-time start-up cost.
+  // Builds the per-layout state that the first select() of a layout otherwise builds: the
+  // catalogue, the feature computer's per-kernel terms, the static classes and (two-stage
+  // ranking) the model prior: a one-time start-up cost.
   void prepare(Layout layout) const;
-  // The same without the cache (always scores the catalogue).
+  // The same without the cache (always ranks).
   Ranking select_uncached(const Problem& p, size_t top_k) const;
+  // The candidates the prefilter keeps for the model (catalogue indices, ascending; at least
+  // top_k): every candidate when exhaustive. The ranking is the model's over these (the
+  // cascade only decides which of them get all the trees). For measuring what the prefilter
+  // changes (cks eval --prefilter).
+  std::vector<uint32_t> prefiltered(const Problem& p, size_t top_k) const;
 
   const HardwareDesc& hw() const;
+  const SelectorOptions& options() const;
   std::string description() const;  // "xgboost rank:ndcg (models/default.json)" or "static score"
+  // The ranking mode: "exhaustive", "prefilter 2048, cascade 25 trees -> 128" or "static score".
+  std::string mode() const;
   size_t cached_problems() const;
 
  private:

@@ -1,10 +1,17 @@
 // cks bench — single-thread micro-benchmarks of the selector's hot paths.
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <ctime>
+#include <filesystem>
 #include <iostream>
+#include <random>
 
 #include "cks/features.hpp"
+#include "cks/models.hpp"
+#include "cks/selector.hpp"
 #include "cli/commands.hpp"
+#include "cli/selector_opts.hpp"
 #include "cli/util.hpp"
 
 namespace cks::cli {
@@ -57,6 +64,85 @@ void run_bench_features(const BenchFeaturesOpts& o) {
   t.write(std::cout, f);
 }
 
+struct BenchSelectOpts {
+  std::string model;
+  std::vector<std::string> layouts{"tn", "nt"};
+  int problems = 200;
+  int cached = 100000;
+  bool fallback_static = false;
+  SelectorOptions selector;
+  bool exhaustive = false;
+  std::string format;
+};
+
+// This thread's CPU time: the cold latency target is one core, and on a shared machine wall
+// time also counts the waits for one.
+double thread_cpu_seconds() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
+
+// Selection latency per layout: the one-time layout set-up, cold selects of distinct problems
+// (log-uniform M, N, K in [16, 16384], multiples of 8, a fixed seed) and cached selects of one
+// problem. Percentiles are over the problems.
+void run_bench_select(const BenchSelectOpts& o) {
+  const Format f = parse_format(o.format);
+  if (o.problems < 1) throw Error("--problems must be >= 1");
+  if (o.cached < 1) throw Error("--cached must be >= 1");
+  SelectorOptions so = o.selector;
+  finish_selector_options(so, o.exhaustive);
+  std::unique_ptr<Selector> selector;
+  const std::string path = o.model.empty() ? Selector::default_model_path() : o.model;
+  const auto t_load = std::chrono::steady_clock::now();
+  if (o.fallback_static) {
+    selector = std::make_unique<Selector>(Selector::static_score(default_hw(), so));
+  } else {
+    if (!std::filesystem::exists(path)) throw Error("cannot read model file '" + path + "' (or pass --fallback static)");
+    selector = std::make_unique<Selector>(path, so);
+  }
+  const double load_s = seconds_since(t_load);
+  Table t({"model", "mode", "layout", "candidates", "load_ms", "setup_ms", "problems", "cold_ms_mean", "cold_ms_p50",
+           "cold_ms_p95", "cold_ms_max", "cold_cpu_ms_mean", "cached_ns"});
+  for (const std::string& ls : o.layouts) {
+    const Layout layout = parse_layout(ls);
+    const auto t_setup = std::chrono::steady_clock::now();
+    selector->prepare(layout);
+    const double setup_s = seconds_since(t_setup);
+    std::mt19937_64 rng(5);
+    std::uniform_real_distribution<double> e(4.0, 14.0);
+    auto dim = [&] { return std::max(8L, static_cast<long>(std::exp2(e(rng))) / 8 * 8); };
+    std::vector<double> wall, cpu;
+    for (int i = 0; i < o.problems; ++i) {
+      const Problem p{dim(), dim(), dim(), layout};
+      const auto w0 = std::chrono::steady_clock::now();
+      const double c0 = thread_cpu_seconds();
+      const Ranking r = selector->select_uncached(p, 8);
+      cpu.push_back(thread_cpu_seconds() - c0);
+      wall.push_back(seconds_since(w0));
+      if (r.empty()) throw Error("bench select: empty ranking");
+      progress("bench select " + ls, static_cast<size_t>(i + 1), static_cast<size_t>(o.problems));
+    }
+    const Problem fixed{4096, 4096, 4096, layout};
+    selector->select(fixed, 8);
+    const auto c0 = std::chrono::steady_clock::now();
+    size_t sink = 0;
+    for (int i = 0; i < o.cached; ++i) sink += selector->select(fixed, 8).size();
+    const double cached_s = seconds_since(c0) / o.cached;
+    if (!sink) throw Error("bench select: empty ranking");
+    double sum_w = 0, sum_c = 0;
+    for (size_t i = 0; i < wall.size(); ++i) {
+      sum_w += wall[i];
+      sum_c += cpu[i];
+    }
+    t.add_row({selector->description(), selector->mode(), ls, static_cast<int64_t>(Catalogue::get(layout).candidates().size()),
+               load_s * 1e3, setup_s * 1e3, static_cast<int64_t>(wall.size()), sum_w / wall.size() * 1e3,
+               quantile(wall, 0.5) * 1e3, quantile(wall, 0.95) * 1e3, *std::max_element(wall.begin(), wall.end()) * 1e3,
+               sum_c / cpu.size() * 1e3, cached_s * 1e9});
+  }
+  t.write(std::cout, f);
+}
+
 }  // namespace
 
 void register_bench(CLI::App& app) {
@@ -71,6 +157,18 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--repeat", o.repeat, "timed passes over the catalogue")->capture_default_str();
   add_format(cmd, o.format, "md");
   cmd->callback([] { run_bench_features(o); });
+
+  auto* sel = bench->add_subcommand(
+      "select", "selection latency of `cks select`: layout set-up, cold (distinct problems) and cached, one thread");
+  static BenchSelectOpts so;
+  sel->add_option("--model", so.model, "model file (default: the shipped models/default.json, or $CKS_MODEL)");
+  sel->add_flag("--fallback-static", so.fallback_static, "time the static-score fallback instead of a model");
+  sel->add_option("--layouts", so.layouts, "layouts to time")->delimiter(',')->capture_default_str();
+  sel->add_option("--problems", so.problems, "distinct problems selected cold")->capture_default_str();
+  sel->add_option("--cached", so.cached, "repeated selects of one problem")->capture_default_str();
+  add_selector_options(sel, so.selector, so.exhaustive);
+  add_format(sel, so.format, "md");
+  sel->callback([] { run_bench_select(so); });
 }
 
 }  // namespace cks::cli

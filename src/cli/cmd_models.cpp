@@ -9,6 +9,7 @@
 #include "cks/registry.hpp"
 #include "cks/selector.hpp"
 #include "cli/commands.hpp"
+#include "cli/selector_opts.hpp"
 #include "cli/util.hpp"
 
 namespace cks::cli {
@@ -152,6 +153,8 @@ void register_eval(CLI::App& app) {
   auto folds = std::make_shared<int>(5);
   auto no_baselines = std::make_shared<bool>(false);
   auto no_nvmmh = std::make_shared<bool>(false);
+  auto prefilters = std::make_shared<std::vector<size_t>>();
+  auto sel_opts = std::make_shared<SelectorOptions>();
   auto fmt = std::make_shared<std::string>();
   add_source(cmd, *src);
   cmd->add_option("--model", *model_arg,
@@ -164,12 +167,26 @@ void register_eval(CLI::App& app) {
   cmd->add_option("--folds", *folds, "cross-validation folds")->capture_default_str();
   cmd->add_flag("--no-baselines", *no_baselines, "only the model");
   cmd->add_flag("--no-nvmmh", *no_nvmmh, "skip the nvMatmulHeuristics baseline");
+  cmd->add_option("--prefilter", *prefilters,
+                  "evaluation groups: also rank with the deployed two-stage selector keeping P candidates (comma-"
+                  "separated list): per P a row for the model's pick among the measured candidates the prefilter "
+                  "keeps and one for the exhaustive ranking's top P; the note compares the selector's catalogue "
+                  "top-1/top-8 with the exhaustive ranking")
+      ->delimiter(',');
+  {
+    static bool unused = false;
+    add_selector_options(cmd, *sel_opts, unused, /*with_prefilter=*/false);
+  }
   add_train_options(cmd, *opts);
   add_format(cmd, *fmt);
   cmd->callback([=] {
     const Format f = parse_format(*fmt);
     if (*groups != "evaluation" && *groups != "cv")
       throw Error("unknown --groups '" + *groups + "' (expected evaluation or cv)");
+    if (!prefilters->empty() && *groups != "evaluation") throw Error("--prefilter needs --groups evaluation");
+    for (size_t pf : *prefilters)
+      if (pf == 0) throw Error("--prefilter values must be >= 1 (the exhaustive ranking is the model's own row)");
+    finish_selector_options(*sel_opts, false);
     ModelSpec spec = parse_model_spec(*model_arg, *opts);
     std::string origin;
     const Dataset all = read_dataset(*src, origin);
@@ -190,6 +207,23 @@ void register_eval(CLI::App& app) {
       const Model& model = spec.file_model ? *spec.file_model : *trained;
       model.set_threads(scoring_threads(spec.options.threads));
       methods.push_back(model_outcomes(spec.name, model, evaluated));
+      if (!prefilters->empty()) {
+        // The selectors share the model (not owned: it outlives them).
+        const std::shared_ptr<const Model> shared(&model, [](const Model*) {});
+        SelectorOptions ex = *sel_opts;
+        ex.prefilter = 0;
+        ex.threads = scoring_threads(spec.options.threads);
+        const Selector exhaustive(shared, ex);
+        for (size_t pf : *prefilters) {
+          SelectorOptions o = ex;
+          o.prefilter = pf;
+          const Selector selector(shared, o);
+          std::cerr << "cks: two-stage selector, " << selector.mode() << "\n";
+          for (auto& m : selector_outcomes(spec.name + " prefilter=" + std::to_string(pf), model, selector, exhaustive,
+                                           evaluated))
+            methods.push_back(std::move(m));
+        }
+      }
       if (!*no_baselines) methods.push_back(best_single_baseline(train, evaluated));
     } else {
       if (train.groups.empty()) throw Error("no training groups in " + origin + " for cross-validation");
@@ -257,30 +291,38 @@ void register_select(CLI::App& app) {
   auto model = std::make_shared<std::string>();
   auto fallback = std::make_shared<std::string>();
   auto timing = std::make_shared<bool>(false);
+  auto show_type = std::make_shared<bool>(false);
+  auto sel_opts = std::make_shared<SelectorOptions>();
+  auto exhaustive = std::make_shared<bool>(false);
   auto fmt = std::make_shared<std::string>();
   add_problem(cmd, *p, /*with_preset=*/false);
   cmd->add_option("--top", *top, "candidates to print")->capture_default_str();
   cmd->add_option("--model", *model, "model file (default: the shipped models/default.json, or $CKS_MODEL)");
   cmd->add_option("--fallback", *fallback, "static: rank by the static efficiency score when no model exists");
-  cmd->add_flag("--timing", *timing, "report selection latency (load, cold, cached) on stderr");
+  cmd->add_flag("--timing", *timing, "report selection latency (load, layout set-up, cold, cached) on stderr");
+  cmd->add_flag("--cutlass-type", *show_type,
+                "md: print each pick's CUTLASS C++ type as a code block after the table (csv and json always have "
+                "the cutlass_type column)");
+  add_selector_options(cmd, *sel_opts, *exhaustive);
   add_format(cmd, *fmt);
   cmd->callback([=] {
     const Format f = parse_format(*fmt);
     const Layout layout = validate_problem(*p);
     if (*top < 1) throw Error("--top must be >= 1 (got " + std::to_string(*top) + ")");
     if (!fallback->empty() && *fallback != "static") throw Error("unknown --fallback '" + *fallback + "' (expected static)");
+    finish_selector_options(*sel_opts, *exhaustive);
     const auto t0 = Clock::now();
     const std::string path = model->empty() ? Selector::default_model_path() : *model;
     std::unique_ptr<Selector> selector;
     if (fs::exists(path)) {
-      selector = std::make_unique<Selector>(path);
+      selector = std::make_unique<Selector>(path, *sel_opts);
     } else if (!model->empty()) {
       throw Error("cannot read model file '" + path + "'");
     } else if (*fallback == "static") {
-      selector = std::make_unique<Selector>(Selector::static_score(default_hw()));
+      selector = std::make_unique<Selector>(Selector::static_score(default_hw(), *sel_opts));
       std::cerr << "cks: note: no trained model at " << path << "; ranking by the static score (--fallback static)\n";
     } else {
-      throw Error("no embedded default model yet (" + path +
+      throw Error("no default model (" + path +
                   " missing): train it on the H200 corpus with `cks train --out models/default.json`, pass --model "
                   "FILE, or --fallback static");
     }
@@ -298,18 +340,29 @@ void register_select(CLI::App& app) {
       size_t sink = 0;
       for (int i = 0; i < kRepeats; ++i) sink += selector->select(problem, static_cast<size_t>(*top)).size();
       const double cached_s = seconds_since(t3) / kRepeats;
-      std::cerr << "cks: " << selector->description() << ": load " << load_s * 1e3 << " ms, layout set-up "
-                << prepare_s * 1e3 << " ms, cold select " << cold_s * 1e3 << " ms ("
+      std::cerr << "cks: " << selector->description() << " [" << selector->mode() << "]: load " << load_s * 1e3
+                << " ms, layout set-up " << prepare_s * 1e3 << " ms, cold select " << cold_s * 1e3 << " ms ("
                 << Catalogue::get(layout).candidates().size() << " candidates, 1 thread), cached select "
                 << cached_s * 1e6 << " us" << (sink ? "" : " (empty)") << "\n";
     }
-    Table t({"rank", "kernel_id", "canonical", "knobs", "score", "cutlass_type"});
+    // md keeps the table readable: the (multi-line) CUTLASS type only on request, as code blocks.
+    const bool type_column = f != Format::md;
+    std::vector<std::string> columns{"rank", "kernel_id", "canonical", "knobs", "score"};
+    if (type_column) columns.push_back("cutlass_type");
+    Table t(columns);
+    const auto& kernels = Catalogue::get(layout).kernels();
     for (size_t i = 0; i < ranking.size(); ++i) {
       const Selection& s = ranking[i];
-      t.add_row({static_cast<int64_t>(i + 1), s.kernel_id, s.canonical, s.knobs_text, s.score,
-                 one_line(cutlass_type(Catalogue::get(layout).kernels()[s.kernel]))});
+      std::vector<Cell> row{static_cast<int64_t>(i + 1), s.kernel_id, s.canonical, s.knobs_text, s.score};
+      if (type_column) row.emplace_back(one_line(cutlass_type(kernels[s.kernel])));
+      t.add_row(std::move(row));
     }
     t.write(std::cout, f);
+    if (f == Format::md && *show_type)
+      for (size_t i = 0; i < ranking.size(); ++i)
+        std::cout << "\n### " << i + 1 << ". " << ranking[i].kernel_id << " (" << ranking[i].knobs_text << ")\n\n```cpp\n"
+                  << cutlass_type(kernels[ranking[i].kernel]) << (cutlass_type(kernels[ranking[i].kernel]).ends_with('\n') ? "" : "\n")
+                  << "```\n";
   });
 }
 

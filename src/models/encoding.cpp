@@ -19,23 +19,31 @@ Encoding Encoding::fit(const FeatureMatrix& x) {
   }
   const double n = static_cast<double>(x.rows);
   for (auto& num : e.numeric) {
-    // Two passes (mean, then centred squares) for accuracy on large magnitudes.
-    double sum = 0;
-    for (size_t r = 0; r < x.rows; ++r) sum += clean(x.at(r, num.column));
-    num.mean = x.rows ? sum / n : 0.0;
+    if (x.rows == 0) {
+      num.constant = true;
+      continue;
+    }
+    // Sums shifted by the first value (exact for a constant column, accurate for large
+    // magnitudes), then centred squares.
+    const double first = clean(x.at(0, num.column));
+    double shifted = 0;
+    for (size_t r = 0; r < x.rows; ++r) shifted += clean(x.at(r, num.column)) - first;
+    num.mean = first + shifted / n;
     double sq = 0;
     for (size_t r = 0; r < x.rows; ++r) {
       const double d = clean(x.at(r, num.column)) - num.mean;
       sq += d * d;
     }
-    const double sd = x.rows ? std::sqrt(sq / n) : 0.0;
-    num.scale = sd > 1e-12 * std::max(1.0, std::abs(num.mean)) ? sd : 1.0;
+    const double sd = std::sqrt(sq / n);
+    num.constant = !(sd > 1e-12 * std::max(1.0, std::abs(num.mean)));
+    num.scale = num.constant ? 1.0 : sd;
   }
   return e;
 }
 
 void Encoding::encode(const float* row, double* out) const {
-  for (size_t i = 0; i < numeric.size(); ++i) out[i] = (clean(row[numeric[i].column]) - numeric[i].mean) / numeric[i].scale;
+  for (size_t i = 0; i < numeric.size(); ++i)
+    out[i] = numeric[i].constant ? 0.0 : (clean(row[numeric[i].column]) - numeric[i].mean) / numeric[i].scale;
   for (const auto& cat : categorical) {
     for (size_t l = 0; l < cat.levels; ++l) out[cat.offset + l] = 0.0;
     const float code = row[cat.column];
@@ -54,12 +62,15 @@ void Encoding::encode_rows(const FeatureMatrix& x, size_t begin, size_t end, Eig
 FoldedLinear::FoldedLinear(const Encoding& enc, const Eigen::MatrixXd& w, const Eigen::VectorXd& b) {
   const Eigen::Index outs = w.rows();
   Eigen::VectorXd bias = b;
-  numeric_weights_.resize(outs, static_cast<Eigen::Index>(enc.numeric.size()));
-  for (size_t j = 0; j < enc.numeric.size(); ++j) {
-    const auto& num = enc.numeric[j];
+  std::vector<size_t> kept;  // indices into enc.numeric of the non-constant columns
+  for (size_t j = 0; j < enc.numeric.size(); ++j)
+    if (!enc.numeric[j].constant) kept.push_back(j);
+  numeric_weights_.resize(outs, static_cast<Eigen::Index>(kept.size()));
+  for (size_t k = 0; k < kept.size(); ++k) {
+    const auto& num = enc.numeric[kept[k]];
     numeric_columns_.push_back(num.column);
-    numeric_weights_.col(j) = (w.col(j) / num.scale).cast<float>();
-    bias -= w.col(j) * (num.mean / num.scale);
+    numeric_weights_.col(static_cast<Eigen::Index>(k)) = (w.col(kept[k]) / num.scale).cast<float>();
+    bias -= w.col(kept[k]) * (num.mean / num.scale);
   }
   for (const auto& cat : enc.categorical)
     tables_.push_back({cat.column, w.middleCols(cat.offset, cat.levels).cast<float>()});

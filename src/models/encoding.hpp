@@ -1,8 +1,10 @@
 // Feature encoding shared by the ridge and MLP rankers (paper, Model B / ridge baseline):
 // numeric columns standardised with training-set mean and standard deviation after mapping
 // NaN/+-inf to 0; categorical columns one-hot encoded over the schema's frozen level sets.
-// For deployment the standardisation is folded into the first linear layer (FoldedLinear), so
-// inference runs on raw feature rows.
+// A numeric column that is constant in the training rows (the hardware columns of a one-preset
+// corpus) carries no information: it encodes as 0 and the fold drops it. For deployment the
+// standardisation is folded into the first linear layer (FoldedLinear), so inference runs on
+// raw feature rows.
 #pragma once
 #include <Eigen/Dense>
 #include <cmath>
@@ -20,7 +22,11 @@ inline double clean(float v) { return std::isfinite(v) ? static_cast<double>(v) 
 struct Encoding {
   struct Numeric {
     size_t column = 0;
-    double mean = 0, scale = 1;  // z = (clean(x) - mean) / scale; scale = std, 1 for a constant column
+    double mean = 0, scale = 1;  // z = (clean(x) - mean) / scale; scale = std
+    // Constant over the training rows (std ~ 0): z = 0 always. Without this, a fold of such a
+    // column (mean up to ~1e15 for hw_peak_flops) is a float cancellation b - W mean + W x that
+    // swamps the score (the first MLP on real data scored noise of ~1e6).
+    bool constant = false;
   };
   struct Categorical {
     size_t column = 0, offset = 0, levels = 0;  // one-hot block [offset, offset + levels) of z
@@ -40,6 +46,8 @@ struct Encoding {
 // A first linear layer h = W z + b over the encoding, folded onto raw rows:
 //   h = b' + sum_numeric W'_j clean(x_j) + sum_categorical T_c[:, level(x_c)]
 // with W'_j = W_j / scale_j, b' = b - sum_j W_j mean_j / scale_j, T_c = W's one-hot block of c.
+// Constant numeric columns (z_j = 0) are left out, whatever W_j is (an MLP's weights on them are
+// never trained and keep their random initialisation).
 class FoldedLinear {
  public:
   FoldedLinear() = default;

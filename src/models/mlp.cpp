@@ -4,7 +4,9 @@
 #include <dlfcn.h>
 
 #include <Eigen/Dense>
+#include <algorithm>
 #include <cstdlib>
+#include <string>
 
 #include "cks/models.hpp"
 #include "models/encoding.hpp"
@@ -106,6 +108,26 @@ const Plugin& plugin() {
   return p;
 }
 
+// The folded first layer must reproduce the trained one on the training rows: W z + b (z as
+// the network saw it) against FoldedLinear on the raw rows, on a sample of rows. A fold that
+// loses the scores to cancellation (docs/models.md, Model B) fails here instead of shipping.
+void check_fold(const FoldedLinear& folded, const Dense& first, const FeatureMatrix& x, const std::vector<float>& z,
+                size_t width) {
+  const size_t rows = std::min<size_t>(x.rows, 1024);
+  if (rows == 0) return;
+  Eigen::MatrixXf got;
+  folded.apply(x, 0, rows, got);
+  const Eigen::Map<const Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>> zs(
+      z.data(), static_cast<Eigen::Index>(rows), static_cast<Eigen::Index>(width));
+  Eigen::MatrixXd want = zs.cast<double>() * first.weight.cast<double>().transpose();
+  want.rowwise() += first.bias.cast<double>().transpose();
+  const double err = (got.cast<double>() - want).cwiseAbs().maxCoeff();
+  const double size = want.cwiseAbs().maxCoeff();
+  if (!(err <= 1e-3 * (1.0 + size)))
+    throw Error("MLP export: the folded first layer disagrees with the trained one (max error " + std::to_string(err) +
+                " on outputs up to " + std::to_string(size) + ")");
+}
+
 const Progress* g_progress = nullptr;  // the plugin's progress callback is a plain function
 
 }  // namespace
@@ -149,8 +171,9 @@ std::unique_ptr<Model> train_mlp(const Dataset& data, const TrainOptions& o, con
   const Dense first = dense_from_json(layers_json.at(0));
   std::vector<Dense> rest;
   for (size_t l = 1; l < layers_json.size(); ++l) rest.push_back(dense_from_json(layers_json[l]));
-  return std::make_unique<MlpModel>(FoldedLinear(enc, first.weight.cast<double>(), first.bias.cast<double>()),
-                                    std::move(rest));
+  FoldedLinear folded(enc, first.weight.cast<double>(), first.bias.cast<double>());
+  check_fold(folded, first, data.x, z, enc.width);
+  return std::make_unique<MlpModel>(std::move(folded), std::move(rest));
 }
 
 std::unique_ptr<Model> load_mlp(const nlohmann::json& parameters) {

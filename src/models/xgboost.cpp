@@ -1,18 +1,21 @@
-// Model A: gradient-boosted trees through XGBoost's C API (libxgboost, loaded with dlopen so
-// that cks runs where XGBoost is not installed; only training and scoring with an XGBoost model
-// need it). Objectives rank:ndcg / rank:pairwise on the relevance rel(g, c) with query groups,
+// Model A: gradient-boosted trees, trained through XGBoost's C API (libxgboost, loaded with
+// dlopen so that cks runs where XGBoost is not installed: only training needs it). Scoring is
+// native (tree_ensemble.hpp): the saved booster is parsed at load and evaluated in cks_core. Objectives rank:ndcg / rank:pairwise on the relevance rel(g, c) with query groups,
 // or reg:squarederror on y (ablation). Categorical schema columns are native categoricals
 // (feature type "c", level code = frozen level index); NaN is missing and +-inf is mapped to
 // missing because XGBoost rejects infinities.
 #include <dlfcn.h>
 #include <xgboost/c_api.h>
 
+#include <atomic>
 #include <cmath>
 #include <mutex>
+#include <thread>
 
 #include "cks/models.hpp"
 #include "models/base64.hpp"
 #include "models/rankers.hpp"
+#include "models/tree_ensemble.hpp"
 
 namespace cks::models_detail {
 
@@ -92,49 +95,52 @@ constexpr size_t kPredictBlock = 65536;
 
 class XgbModel final : public Model {
  public:
-  // `blob` is a saved booster (UBJSON).
-  XgbModel(std::string blob, int threads) : blob_(std::move(blob)) {
-    const XgbApi& api = XgbApi::get();
-    api.check(api.XGBoosterCreate(nullptr, 0, &booster_.h), "create booster");
-    api.check(api.XGBoosterLoadModelFromBuffer(booster_.h, blob_.data(), blob_.size()), "load model");
-    set_param(booster_, "nthread", std::to_string(threads));
+  // `blob` is a saved booster (UBJSON). It is parsed into the native ensemble here, so scoring
+  // never needs libxgboost.
+  XgbModel(std::string blob, int threads)
+      : blob_(std::move(blob)), trees_(TreeEnsemble::from_xgboost(blob_)), threads_(std::max(1, threads)) {
+    if (trees_.features() > FeatureSchema::get().size())
+      throw Error("model: XGBoost booster splits on more features than the schema has");
   }
 
   void predict(const FeatureMatrix& x, std::span<float> out) const override {
-    const XgbApi& api = XgbApi::get();
-    // In-place prediction on a dense array (numpy's __array_interface__ protocol). "missing" is
-    // NaN, which XGBoost's JSON reader accepts.
-    static const char* config =
-        R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false, "cache_id": 0, "missing": NaN})";
-    std::lock_guard lock(mutex_);  // the result buffer belongs to the booster
-    for (size_t begin = 0; begin < x.rows; begin += kPredictBlock) {
-      const size_t end = std::min(x.rows, begin + kPredictBlock);
-      const std::vector<float> rows = xgb_rows(x, begin, end);
-      const std::string values = R"({"data": [)" + std::to_string(reinterpret_cast<uintptr_t>(rows.data())) +
-                                 R"(, true], "shape": [)" + std::to_string(end - begin) + ", " + std::to_string(x.cols) +
-                                 R"(], "typestr": "<f4", "version": 3})";
-      const bst_ulong* shape = nullptr;
-      bst_ulong dim = 0;
-      const float* result = nullptr;
-      api.check(api.XGBoosterPredictFromDense(booster_.h, values.c_str(), config, nullptr, &shape, &dim, &result),
-                "predict");
-      std::copy(result, result + (end - begin), out.begin() + static_cast<std::ptrdiff_t>(begin));
+    if (out.size() != x.rows) throw Error("predict: output size differs from the row count");
+    const int threads = std::min<int>(threads_.load(std::memory_order_relaxed), static_cast<int>(x.rows / 4096) + 1);
+    if (threads <= 1) {
+      trees_.predict(x.data.data(), x.rows, x.cols, out.data());
+      return;
     }
+    std::vector<std::thread> pool;
+    const size_t chunk = (x.rows + threads - 1) / threads;
+    for (int t = 0; t < threads; ++t) {
+      const size_t begin = std::min(x.rows, t * chunk), end = std::min(x.rows, begin + chunk);
+      pool.emplace_back([&, begin, end] {
+        trees_.predict(x.row(begin), end - begin, x.cols, out.data() + begin);
+      });
+    }
+    for (auto& th : pool) th.join();
   }
 
-  void set_threads(int threads) const override {
-    std::lock_guard lock(mutex_);
-    set_param(booster_, "nthread", std::to_string(std::max(1, threads)));
+  void set_threads(int threads) const override { threads_.store(std::max(1, threads), std::memory_order_relaxed); }
+
+  size_t terms() const override { return trees_.trees(); }
+  float terms_base() const override { return trees_.base_score(); }
+  void add_terms(const FeatureMatrix& x, std::span<float> out, size_t begin, size_t end) const override {
+    if (out.size() != x.rows) throw Error("predict: output size differs from the row count");
+    trees_.add_trees(x.data.data(), x.rows, x.cols, out.data(), begin, end);
   }
 
   nlohmann::json parameters() const override {
     return {{"encoding", "ubj+base64"}, {"booster", base64_encode(blob_)}, {"features", FeatureSchema::get().size()}};
   }
 
+  const std::string& blob() const { return blob_; }
+  const TreeEnsemble& trees() const { return trees_; }
+
  private:
   std::string blob_;
-  Booster booster_;
-  mutable std::mutex mutex_;
+  TreeEnsemble trees_;
+  mutable std::atomic<int> threads_;
 };
 
 std::string save_booster(const Booster& b) {
@@ -208,6 +214,43 @@ std::unique_ptr<Model> train_xgboost(const Dataset& data, const TrainOptions& o,
     if (progress) progress("xgboost: boosting rounds", static_cast<size_t>(it + 1), static_cast<size_t>(o.rounds));
   }
   return std::make_unique<XgbModel>(save_booster(booster), 1);
+}
+
+bool xgboost_library_available() {
+  try {
+    XgbApi::get();
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+void xgboost_library_predict(const Model& model, const FeatureMatrix& x, std::span<float> out) {
+  const auto* m = dynamic_cast<const XgbModel*>(&model);
+  if (!m) throw Error("xgboost_library_predict: not an XGBoost model");
+  if (out.size() != x.rows) throw Error("predict: output size differs from the row count");
+  const XgbApi& api = XgbApi::get();
+  Booster booster;
+  api.check(api.XGBoosterCreate(nullptr, 0, &booster.h), "create booster");
+  api.check(api.XGBoosterLoadModelFromBuffer(booster.h, m->blob().data(), m->blob().size()), "load model");
+  set_param(booster, "nthread", "1");
+  // In-place prediction on a dense array (numpy's __array_interface__ protocol). "missing" is
+  // NaN, which XGBoost's JSON reader accepts.
+  static const char* config =
+      R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false, "cache_id": 0, "missing": NaN})";
+  for (size_t begin = 0; begin < x.rows; begin += kPredictBlock) {
+    const size_t end = std::min(x.rows, begin + kPredictBlock);
+    const std::vector<float> rows = xgb_rows(x, begin, end);
+    const std::string values = R"({"data": [)" + std::to_string(reinterpret_cast<uintptr_t>(rows.data())) +
+                               R"(, true], "shape": [)" + std::to_string(end - begin) + ", " + std::to_string(x.cols) +
+                               R"(], "typestr": "<f4", "version": 3})";
+    const bst_ulong* shape = nullptr;
+    bst_ulong dim = 0;
+    const float* result = nullptr;
+    api.check(api.XGBoosterPredictFromDense(booster.h, values.c_str(), config, nullptr, &shape, &dim, &result),
+              "predict");
+    std::copy(result, result + (end - begin), out.begin() + static_cast<std::ptrdiff_t>(begin));
+  }
 }
 
 std::unique_ptr<Model> load_xgboost(const nlohmann::json& parameters) {

@@ -1,16 +1,23 @@
-// cks::Selector: block-wise scoring of one problem's catalogue, top-K selection, result cache.
+// cks::Selector: two-stage (prefilter, then the model) or exhaustive ranking of one problem's
+// catalogue, top-K selection, result cache.
 #include "cks/selector.hpp"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
 #include <cstdlib>
 #include <deque>
 #include <map>
 #include <mutex>
+#include <numeric>
 #include <queue>
+#include <thread>
 #include <unordered_map>
 
 #include "cks/models.hpp"
 #include "cks/sampling.hpp"
+#include "selector/static_index.hpp"
 
 namespace cks {
 
@@ -33,12 +40,24 @@ struct ProblemKeyHash {
   }
 };
 
-// Per-layout state built once: the feature computer and, for the static fallback, the resolved
-// stage count and spill flag of every kernel.
+// Per-layout state built once: the feature computer and the static classes (the prefilter and
+// the static fallback), with the model prior for a two-stage model ranking.
 struct LayoutState {
   FeatureComputer features;
-  std::vector<std::pair<int, bool>> stages_spills;
+  selector_detail::StaticIndex index;
 };
+
+// Reused buffers of one thread's rankings (no allocation per cold select).
+struct Scratch {
+  std::vector<Candidate> candidates;
+  FeatureMatrix x, x2;
+  std::vector<float> scores, scores2;
+  std::vector<uint32_t> positions;
+};
+Scratch& scratch() {
+  thread_local Scratch s;
+  return s;
+}
 
 using Entry = std::pair<double, uint32_t>;  // (score, candidate index)
 // Orders the heap so that its top is the worst kept entry (lowest score, then highest index).
@@ -68,56 +87,146 @@ struct Selector::Impl {
   mutable std::unordered_map<ProblemKey, Cached, ProblemKeyHash> cache;
   mutable std::deque<ProblemKey> cache_order;  // insertion order, for eviction
 
+  bool two_stage() const { return model && options.prefilter > 0; }
+  bool cascade() const { return two_stage() && model->terms() > 0 && options.cascade_terms > 0 && options.cascade_terms < model->terms(); }
   std::shared_ptr<const LayoutState> layout_state(Layout layout) const {
     std::lock_guard lock(layouts_mutex);
     auto& slot = layouts[layout];
     if (!slot) {
       const Catalogue& cat = Catalogue::get(layout);
-      auto st = std::make_shared<LayoutState>(LayoutState{FeatureComputer(cat.kernels(), hw), {}});
-      if (!model)
-        for (const KernelDesc& k : cat.kernels()) {
-          const KernelResources r = resources(k, hw);
-          st->stages_spills.emplace_back(r.stages, r.spills_expected);
-        }
+      auto st = std::make_shared<LayoutState>(LayoutState{FeatureComputer(cat.kernels(), hw), {cat, hw}});
+      if (two_stage() && options.prior_weight != 0) st->index.set_prior(model_prior(cat, st->features), options.prior_weight);
       slot = std::move(st);
     }
     return slot;
+  }
+
+  // Scores by the model's first `terms` terms (all terms when 0, not fewer, or not additive).
+  void score_terms(const FeatureMatrix& x, std::span<float> out, size_t terms) const {
+    if (model->terms() > 0 && terms > 0 && terms < model->terms()) {
+      std::fill(out.begin(), out.end(), model->terms_base());
+      model->add_terms(x, out, 0, terms);
+    } else {
+      model->predict(x, out);
+    }
+  }
+
+  // prior(c): the mean over the reference problems of c's standardised score ((s - mean) / sd
+  // over the catalogue), scored with the model's first prior_terms terms.
+  std::vector<float> model_prior(const Catalogue& cat, const FeatureComputer& fc) const {
+    const std::vector<Candidate>& cands = cat.candidates();
+    if (options.prior_problems.empty()) throw Error("selector: a prior needs reference problems");
+    std::vector<double> sum(cands.size(), 0.0);
+    std::vector<float> score(cands.size());
+    const int threads = options.setup_threads > 0
+                            ? options.setup_threads
+                            : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+    for (const auto& [m, n, k] : options.prior_problems) {
+      const Problem p{m, n, k, cat.layout()};
+      // Blocks of the catalogue, shared out to the set-up threads (deterministic: a block's
+      // scores do not depend on the thread).
+      std::atomic<size_t> next{0};
+      auto work = [&] {
+        FeatureMatrix x;
+        for (size_t begin; (begin = next.fetch_add(options.block_rows)) < cands.size();) {
+          const size_t end = std::min(cands.size(), begin + options.block_rows);
+          fc.compute(p, std::span<const Candidate>(cands).subspan(begin, end - begin), x);
+          score_terms(x, std::span<float>(score).subspan(begin, end - begin), options.prior_terms);
+        }
+      };
+      std::vector<std::thread> pool;
+      for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+      work();
+      for (auto& t : pool) t.join();
+      double mean = 0, sq = 0;
+      for (float v : score) mean += v;
+      mean /= static_cast<double>(score.size());
+      for (float v : score) sq += (v - mean) * (v - mean);
+      const double sd = std::sqrt(sq / static_cast<double>(score.size()));
+      if (sd > 0)
+        for (size_t i = 0; i < score.size(); ++i) sum[i] += (score[i] - mean) / sd;
+    }
+    std::vector<float> prior(cands.size());
+    for (size_t i = 0; i < prior.size(); ++i) prior[i] = static_cast<float>(sum[i] / static_cast<double>(options.prior_problems.size()));
+    return prior;
+  }
+
+  // Two-stage ranking: the finalists (catalogue indices, ascending) and their full-model scores.
+  void two_stage_scores(const Problem& p, size_t depth, const LayoutState& state, std::vector<uint32_t>& finalists,
+                        std::vector<float>& scores) const {
+    const Catalogue& cat = Catalogue::get(p.layout);
+    Scratch& s = scratch();
+    // Catalogue order (ascending): one kernel's rows together for phi.
+    finalists = state.index.top_prefilter(p, std::max(options.prefilter, depth));
+    s.candidates.clear();
+    for (uint32_t i : finalists) s.candidates.push_back(cat.candidates()[i]);
+    state.features.compute(p, s.candidates, s.x);
+    const size_t keep = std::max(options.cascade_keep, depth);
+    if (!cascade() || keep >= finalists.size()) {
+      scores.resize(finalists.size());
+      model->predict(s.x, scores);
+      return;
+    }
+    // Cascade: the first terms for every candidate, the rest for the `keep` best.
+    s.scores.resize(finalists.size());
+    score_terms(s.x, s.scores, options.cascade_terms);
+    s.positions.resize(finalists.size());
+    std::iota(s.positions.begin(), s.positions.end(), 0u);
+    std::nth_element(s.positions.begin(), s.positions.begin() + static_cast<std::ptrdiff_t>(keep - 1), s.positions.end(),
+                     [&](uint32_t a, uint32_t b) { return s.scores[a] > s.scores[b] || (s.scores[a] == s.scores[b] && a < b); });
+    s.positions.resize(keep);
+    std::sort(s.positions.begin(), s.positions.end());
+    s.x2.resize(keep, s.x.cols);
+    scores.resize(keep);
+    for (size_t j = 0; j < keep; ++j) {
+      const uint32_t pos = s.positions[j];
+      std::copy(s.x.row(pos), s.x.row(pos) + s.x.cols, s.x2.row(j));
+      scores[j] = s.scores[pos];
+      finalists[j] = finalists[pos];
+    }
+    finalists.resize(keep);
+    model->add_terms(s.x2, scores, options.cascade_terms, model->terms());
   }
 
   std::shared_ptr<const std::vector<Selection>> rank(const Problem& p, size_t depth) const {
     const Catalogue& cat = Catalogue::get(p.layout);
     const std::vector<Candidate>& cands = cat.candidates();
     const auto state = layout_state(p.layout);
-    std::priority_queue<Entry, std::vector<Entry>, WorseFirst> best;
-    auto offer = [&](double score, uint32_t index) {
-      if (best.size() < depth) {
-        best.emplace(score, index);
-      } else if (WorseFirst{}(Entry{score, index}, best.top())) {
-        best.pop();
-        best.emplace(score, index);
-      }
-    };
-    if (model) {
-      FeatureMatrix x;
-      std::vector<float> scores;
-      for (size_t begin = 0; begin < cands.size(); begin += options.block_rows) {
-        const size_t end = std::min(cands.size(), begin + options.block_rows);
-        state->features.compute(p, std::span<const Candidate>(cands).subspan(begin, end - begin), x);
-        scores.resize(end - begin);
-        model->predict(x, scores);
-        for (size_t i = begin; i < end; ++i) offer(scores[i - begin], static_cast<uint32_t>(i));
-      }
+    std::vector<Entry> ranked;  // (score, candidate), best first
+    if (!model) {
+      ranked = state->index.top_static(p, depth);
     } else {
-      const GemmShape shape{p.m, p.n, p.k};
-      for (size_t i = 0; i < cands.size(); ++i) {
-        const auto [stages, spills] = state->stages_spills[cands[i].kernel];
-        offer(static_score_terms(shape, cat.kernels()[cands[i].kernel], cands[i].knobs, hw, stages, spills).score,
-              static_cast<uint32_t>(i));
+      std::priority_queue<Entry, std::vector<Entry>, WorseFirst> best;
+      auto offer = [&](double score, uint32_t index) {
+        if (best.size() < depth) {
+          best.emplace(score, index);
+        } else if (WorseFirst{}(Entry{score, index}, best.top())) {
+          best.pop();
+          best.emplace(score, index);
+        }
+      };
+      if (two_stage()) {
+        std::vector<uint32_t> finalists;
+        std::vector<float> scores;
+        two_stage_scores(p, depth, *state, finalists, scores);
+        for (size_t i = 0; i < finalists.size(); ++i) offer(scores[i], finalists[i]);
+      } else {
+        FeatureMatrix x;
+        std::vector<float> scores;
+        for (size_t begin = 0; begin < cands.size(); begin += options.block_rows) {
+          const size_t end = std::min(cands.size(), begin + options.block_rows);
+          state->features.compute(p, std::span<const Candidate>(cands).subspan(begin, end - begin), x);
+          scores.resize(end - begin);
+          model->predict(x, scores);
+          for (size_t i = begin; i < end; ++i) offer(scores[i - begin], static_cast<uint32_t>(i));
+        }
       }
+      ranked.resize(best.size());
+      for (size_t r = best.size(); r-- > 0; best.pop()) ranked[r] = best.top();
     }
-    auto out = std::make_shared<std::vector<Selection>>(best.size());
-    for (size_t r = best.size(); r-- > 0; best.pop()) {
-      const auto [score, index] = best.top();
+    auto out = std::make_shared<std::vector<Selection>>(ranked.size());
+    for (size_t r = 0; r < ranked.size(); ++r) {
+      const auto [score, index] = ranked[r];
       const Candidate& c = cands[index];
       const KernelDesc& d = cat.kernels()[c.kernel];
       (*out)[r] = Selection{c.kernel, c.knobs, score, d.id(), c.knobs.canonical(), d.canonical()};
@@ -195,8 +304,29 @@ Ranking Selector::select(const Problem& p, size_t top_k) const {
 
 void Selector::prepare(Layout layout) const { impl_->layout_state(layout); }
 
+std::vector<uint32_t> Selector::prefiltered(const Problem& p, size_t top_k) const {
+  validate(p, top_k);
+  std::vector<uint32_t> out;
+  if (!impl_->two_stage()) {
+    out.resize(Catalogue::get(p.layout).candidates().size());
+    std::iota(out.begin(), out.end(), 0u);
+    return out;
+  }
+  return impl_->layout_state(p.layout)->index.top_prefilter(p, std::max(impl_->options.prefilter, top_k));
+}
+
 const HardwareDesc& Selector::hw() const { return impl_->hw; }
+const SelectorOptions& Selector::options() const { return impl_->options; }
 std::string Selector::description() const { return impl_->origin; }
+std::string Selector::mode() const {
+  if (!impl_->model) return "static score";
+  if (!impl_->two_stage()) return "exhaustive";
+  std::string m = "prefilter " + std::to_string(impl_->options.prefilter);
+  if (impl_->options.prior_weight == 0) m += " (static score only)";
+  if (impl_->cascade())
+    m += ", cascade " + std::to_string(impl_->options.cascade_terms) + " trees -> " + std::to_string(impl_->options.cascade_keep);
+  return m;
+}
 size_t Selector::cached_problems() const {
   std::lock_guard lock(impl_->cache_mutex);
   return impl_->cache.size();

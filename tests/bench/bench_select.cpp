@@ -1,12 +1,17 @@
-// Selection latency for the full catalogue of one problem (issue 5, deployment): cold (a problem
-// not seen before: phi of every candidate + the model, one thread) and cached (a repeat).
-// The models are trained on an in-memory synthetic data set of the size of a small corpus
-// (their latency depends on their size, not on what they learned); pass a real model file in
-// CKS_BENCH_MODEL to measure it instead.
+// Selection latency for one problem (issue 5, deployment), one thread:
+//   cold   select_uncached() of a problem not seen before (M changes every iteration): the
+//          prefilter, phi and the model (or phi and the model for every candidate, exhaustive);
+//   cached select() of a repeated problem.
+// Arguments: layout (0 = tn, 1 = nt) and mode (0 = two-stage, the default; 1 = exhaustive;
+// 2 = static-score fallback). The model is CKS_BENCH_MODEL, else the shipped default model
+// (Selector::default_model_path()), else an XGBoost model trained on an in-memory synthetic
+// data set (latency depends on the model's size, not on what it learned). The one-time layout
+// set-up (catalogue, features, static classes, prior) runs before timing.
 #include <benchmark/benchmark.h>
 
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <random>
@@ -56,41 +61,61 @@ Dataset synthetic_data() {
   return d;
 }
 
-const Selector& selector(ModelKind kind) {
-  static std::map<ModelKind, std::unique_ptr<Selector>> cache;
-  auto& s = cache[kind];
+std::shared_ptr<const Model> bench_model() {
+  static const std::shared_ptr<const Model> model = []() -> std::shared_ptr<const Model> {
+    if (const char* path = std::getenv("CKS_BENCH_MODEL")) return Model::load(path);
+    if (std::filesystem::exists(Selector::default_model_path())) return Model::load(Selector::default_model_path());
+    static const Dataset d = synthetic_data();
+    TrainOptions o;
+    o.threads = 2;
+    return train_model(d, o);
+  }();
+  return model;
+}
+
+enum Mode { kTwoStage = 0, kExhaustive = 1, kStatic = 2 };
+
+const Selector& selector(Layout layout, int mode) {
+  static std::map<std::pair<Layout, int>, std::unique_ptr<Selector>> cache;
+  auto& s = cache[{layout, mode}];
   if (!s) {
-    if (const char* path = std::getenv("CKS_BENCH_MODEL")) {
-      s = std::make_unique<Selector>(path);
-    } else {
-      static const Dataset d = synthetic_data();
-      TrainOptions o;
-      o.kind = kind;
-      o.threads = 2;
-      s = std::make_unique<Selector>(std::shared_ptr<const Model>(train_model(d, o)));
-    }
-    s->prepare(Layout::tn);
+    SelectorOptions o;
+    if (mode == kExhaustive) o.prefilter = 0;
+    s = mode == kStatic ? std::make_unique<Selector>(Selector::static_score(default_hw(), o))
+                        : std::make_unique<Selector>(bench_model(), o);
+    s->prepare(layout);
   }
   return *s;
 }
 
-void BM_SelectCold(benchmark::State& state) {
-  const Selector& s = selector(static_cast<ModelKind>(state.range(0)));
-  long m = 1024;
-  for (auto _ : state) benchmark::DoNotOptimize(s.select_uncached(Problem{m += 8, 4096, 4096, Layout::tn}, 8));
-  state.counters["candidates"] = static_cast<double>(Catalogue::get(Layout::tn).candidates().size());
+void label(benchmark::State& state, Layout layout, const Selector& s) {
+  state.SetLabel(std::string(to_string(layout)) + ", " + s.mode());
+  state.counters["candidates"] = static_cast<double>(Catalogue::get(layout).candidates().size());
 }
-BENCHMARK(BM_SelectCold)->Arg(static_cast<int>(ModelKind::ridge))->Arg(static_cast<int>(ModelKind::xgboost))
-    ->Unit(benchmark::kMillisecond)->Iterations(3);
+
+void BM_SelectCold(benchmark::State& state) {
+  const Layout layout = state.range(0) ? Layout::nt : Layout::tn;
+  const Selector& s = selector(layout, static_cast<int>(state.range(1)));
+  long m = 1024;
+  for (auto _ : state) benchmark::DoNotOptimize(s.select_uncached(Problem{m += 8, 4096, 4096, layout}, 8));
+  label(state, layout, s);
+}
+BENCHMARK(BM_SelectCold)
+    ->ArgsProduct({{0, 1}, {kTwoStage, kStatic}})
+    ->Unit(benchmark::kMicrosecond)
+    ->MinTime(0.5);
+BENCHMARK(BM_SelectCold)->ArgsProduct({{0, 1}, {kExhaustive}})->Unit(benchmark::kMillisecond)->Iterations(3);
 
 void BM_SelectCached(benchmark::State& state) {
-  const Selector& s = selector(ModelKind::ridge);
-  const Problem p{4096, 4096, 4096, Layout::tn};
+  const Layout layout = state.range(0) ? Layout::nt : Layout::tn;
+  const Selector& s = selector(layout, kTwoStage);
+  const Problem p{4096, 4096, 4096, layout};
   s.select(p, 8);
   for (auto _ : state) benchmark::DoNotOptimize(s.select(p, 8));
+  label(state, layout, s);
 }
-BENCHMARK(BM_SelectCached)->Unit(benchmark::kNanosecond);
+BENCHMARK(BM_SelectCached)->Arg(0)->Arg(1)->Unit(benchmark::kNanosecond);
 
 }  // namespace
 
-// main() comes from bench_features.cpp (one cks_bench binary for tests/bench/).
+// main() comes from bench_main.cpp (one cks_bench binary for tests/bench/).

@@ -38,7 +38,7 @@ const std::string& registry() {
 
 TEST(ModelsCli, SelectWithoutAModelSaysSo) {
   setenv("CKS_MODEL", "/nonexistent/default.json", 1);
-  expect_error("select --m 4096 --n 4096 --k 4096 --layout tn", "no embedded default model");
+  expect_error("select --m 4096 --n 4096 --k 4096 --layout tn", "no default model");
   const test::CliResult r = run_cks("select --m 4096 --n 4096 --k 4096 --layout tn --fallback static --top 3 --format json");
   unsetenv("CKS_MODEL");
   ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -97,5 +97,41 @@ TEST(ModelsCli, TrainEvalSelectRoundTrip) {
                                     " --format csv");
   ASSERT_EQ(s.exit_code, 0) << s.err;
   EXPECT_EQ(test::count_lines(s.out), 3u);  // header + 2
+  EXPECT_NE(s.out.find("cutlass_type"), std::string::npos);
+
+  // md: a readable table; the CUTLASS type only with --cutlass-type, as code blocks below it.
+  const test::CliResult md = run_cks("select --m 1024 --n 1024 --k 1024 --layout tn --top 2 --model " + model +
+                                     " --format md --exhaustive --timing");
+  ASSERT_EQ(md.exit_code, 0) << md.err;
+  EXPECT_EQ(md.out.find("cutlass_type"), std::string::npos);
+  EXPECT_EQ(md.out.find("GemmUniversal"), std::string::npos);
+  EXPECT_NE(md.err.find("[exhaustive]"), std::string::npos) << md.err;
+  EXPECT_NE(md.err.find("cold select"), std::string::npos) << md.err;
+  const test::CliResult typed = run_cks("select --m 1024 --n 1024 --k 1024 --layout tn --top 2 --model " + model +
+                                        " --format md --cutlass-type --prefilter 500");
+  ASSERT_EQ(typed.exit_code, 0) << typed.err;
+  EXPECT_NE(typed.out.find("```cpp\n"), std::string::npos);
+  EXPECT_NE(typed.out.find("GemmUniversal"), std::string::npos);
+  expect_error("select --m 64 --n 64 --k 64 --layout tn --model " + model + " --prefilter 10 --exhaustive", "excludes");
+
+  // The prefilter's effect on the evaluation groups: one more row, with the comparison in its note.
+  const test::CliResult pe = run_cks("eval --registry " + registry() + " --model " + model +
+                                     " --no-baselines --prefilter 300 --format json");
+  ASSERT_EQ(pe.exit_code, 0) << pe.err;
+  bool found = false;
+  for (const auto& row : nlohmann::json::parse(pe.out))
+    if (row["method"] == "ridge squared prefilter=300" && row["slice"] == "all") {
+      found = true;
+      EXPECT_NE(row["note"].get<std::string>().find("= exhaustive in"), std::string::npos);
+    }
+  EXPECT_TRUE(found) << pe.out;
+  expect_error("eval --registry " + registry() + " --model ridge --groups cv --prefilter 300", "--prefilter needs");
+
+  const test::CliResult b = run_cks("bench select --model " + model + " --layouts tn --problems 3 --cached 10 --format json");
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const auto bj = nlohmann::json::parse(b.out);
+  ASSERT_EQ(bj.size(), 1u);
+  EXPECT_EQ(bj[0]["problems"], 3);
+  EXPECT_GT(bj[0]["cold_ms_mean"].get<double>(), 0.0);
   expect_error("eval --registry " + registry() + " --model " + model + " --groups cv --folds 40", "distinct shapes");
 }

@@ -167,8 +167,9 @@ TEST(ModelsMlp, LearnsWithEveryLossAndRoundTrips) {
     o.threads = 1;
     o.seed = 3;
     const auto m = train_model(train, o);
-    // Weak bar: the MLP is not tuned yet (XGBoost reaches < 0.08 here); see docs/models.md.
-    EXPECT_LT(mean_regret(*m, held), 0.85 * random) << objective << " (random " << random << ")";
+    // 0.05-0.09 with every loss (XGBoost < 0.08, random 0.71). Before the fold dropped constant
+    // columns (test_mlp_export.cpp) the exported scores were float noise and this was ~0.45.
+    EXPECT_LT(mean_regret(*m, held), 0.2 * random) << objective << " (random " << random << ")";
     const auto loaded = Model::deserialize(m->serialize());
     EXPECT_EQ(scores_of(*loaded, held), scores_of(*m, held)) << objective;
     if (std::string(objective) == "lambdarank-exp") {

@@ -1,13 +1,19 @@
-// cks::Selector and the C API: train -> save -> load -> the same scores, top-K order, the
-// cache, the static fallback and error handling at the ABI boundary.
+// cks::Selector and the C API: train -> save -> load -> the same scores, top-K order (exhaustive
+// and two-stage), the cascade, the cache, the static classes and fallback, and error handling at
+// the ABI boundary.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <numeric>
+#include <random>
 
 #include "cks/c_api.h"
 #include "cks/sampling.hpp"
 #include "cks/selector.hpp"
 #include "models/synthetic.hpp"
+#include "selector/static_index.hpp"
 
 using namespace cks;
 
@@ -26,12 +32,44 @@ const std::string& model_path() {
   return path;
 }
 
+// A small XGBoost model (an additive model: the cascade applies), trained once.
+std::shared_ptr<const Model> xgboost_model() {
+  static test::ScratchDir dir;
+  static const std::shared_ptr<const Model> model = [] {
+    const Dataset d = test::synthetic_dataset(dir.file("syn.db"), 10, 0, 80, 7);
+    TrainOptions o;
+    o.rounds = 40;
+    o.threads = 2;
+    return std::shared_ptr<const Model>(train_model(d, o));
+  }();
+  return model;
+}
+
 const Problem kProblem{2048, 1024, 4096, Layout::tn};
+
+SelectorOptions exhaustive_options() {
+  SelectorOptions o;
+  o.prefilter = 0;
+  return o;
+}
+
+// The full model's score of one candidate.
+float model_score(const Model& model, const Problem& p, const Selection& s) {
+  FeatureMatrix one;
+  one.resize(1, FeatureSchema::get().size());
+  compute_features(p, Catalogue::get(p.layout).kernels()[s.kernel], s.knobs, default_hw(), one.row(0));
+  float score = 0;
+  model.predict(one, std::span<float>(&score, 1));
+  return score;
+}
+
+bool same_candidate(const Selection& a, const Selection& b) { return a.kernel == b.kernel && a.knobs == b.knobs; }
 
 }  // namespace
 
-TEST(SelectorModel, TopKMatchesTheModelsScoresOfTheCatalogue) {
-  const Selector sel(model_path());
+TEST(SelectorModel, ExhaustiveTopKMatchesTheModelsScoresOfTheCatalogue) {
+  const Selector sel(model_path(), exhaustive_options());
+  EXPECT_EQ(sel.mode(), "exhaustive");
   const Ranking top = sel.select_uncached(kProblem, 5);
   ASSERT_EQ(top.size(), 5u);
   // Recompute the full catalogue's scores directly: the selector must return its best five.
@@ -57,6 +95,78 @@ TEST(SelectorModel, TopKMatchesTheModelsScoresOfTheCatalogue) {
   }
 }
 
+TEST(SelectorModel, TwoStageRanksTheFinalistsByTheFullModel) {
+  const auto model = std::shared_ptr<const Model>(Model::load(model_path()));
+  SelectorOptions o;
+  o.prefilter = 700;
+  const Selector sel(model, o);
+  EXPECT_EQ(sel.mode(), "prefilter 700");  // ridge: not additive, no cascade
+  const std::vector<uint32_t> kept = sel.prefiltered(kProblem, 8);
+  ASSERT_EQ(kept.size(), 700u);
+  EXPECT_TRUE(std::is_sorted(kept.begin(), kept.end()));
+  // The ranking is the exact top-8 of the kept by the model's score (ties: lower index).
+  const Catalogue& cat = Catalogue::get(Layout::tn);
+  std::vector<Candidate> cands;
+  for (uint32_t i : kept) cands.push_back(cat.candidates()[i]);
+  FeatureMatrix x;
+  FeatureComputer(cat.kernels(), default_hw()).compute(kProblem, cands, x);
+  std::vector<float> scores(x.rows);
+  model->predict(x, scores);
+  std::vector<uint32_t> order(kept.size());
+  std::iota(order.begin(), order.end(), 0u);
+  std::stable_sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) { return scores[a] > scores[b]; });
+  const Ranking r = sel.select_uncached(kProblem, 8);
+  ASSERT_EQ(r.size(), 8u);
+  for (size_t i = 0; i < 8; ++i) {
+    EXPECT_EQ(r[i].kernel, cands[order[i]].kernel) << i;
+    EXPECT_EQ(r[i].knobs, cands[order[i]].knobs) << i;
+    EXPECT_FLOAT_EQ(static_cast<float>(r[i].score), scores[order[i]]);
+  }
+  // A request deeper than the prefilter keeps at least that many.
+  EXPECT_EQ(sel.prefiltered(kProblem, 900).size(), 900u);
+  EXPECT_EQ(sel.select_uncached(kProblem, 900).size(), 900u);
+}
+
+TEST(SelectorModel, PrefilterCoveringTheCatalogueEqualsExhaustive) {
+  const auto model = std::shared_ptr<const Model>(Model::load(model_path()));
+  SelectorOptions o;
+  o.prefilter = 1u << 30;
+  const Selector all(model, o), exhaustive(model, exhaustive_options());
+  for (const Problem& p : {kProblem, Problem{64, 64, 8192, Layout::nt}}) {
+    const Ranking a = all.select_uncached(p, 8), b = exhaustive.select_uncached(p, 8);
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t i = 0; i < a.size(); ++i) {
+      EXPECT_TRUE(same_candidate(a[i], b[i])) << i;
+      EXPECT_EQ(a[i].score, b[i].score);
+    }
+  }
+}
+
+TEST(SelectorModel, CascadeReturnsTheFullModelsScores) {
+  const auto model = xgboost_model();
+  SelectorOptions o;
+  o.prefilter = 600;
+  o.cascade_terms = 10;
+  o.cascade_keep = 50;
+  o.prior_terms = 10;
+  const Selector sel(model, o);
+  EXPECT_EQ(sel.mode(), "prefilter 600, cascade 10 trees -> 50");
+  EXPECT_EQ(sel.prefiltered(kProblem, 8).size(), 600u);
+  const Ranking r = sel.select_uncached(kProblem, 8);
+  ASSERT_EQ(r.size(), 8u);
+  for (size_t i = 0; i < r.size(); ++i) {
+    EXPECT_EQ(static_cast<float>(r[i].score), model_score(*model, kProblem, r[i])) << i;  // bit for bit
+    if (i) {
+      EXPECT_GE(r[i - 1].score, r[i].score);
+    }
+  }
+  // Keeping every prefiltered candidate makes the cascade the plain two-stage ranking.
+  o.cascade_keep = 600;
+  const Ranking plain = Selector(model, [&] { SelectorOptions p = o; p.cascade_terms = 0; return p; }()).select_uncached(kProblem, 8);
+  const Ranking kept = Selector(model, o).select_uncached(kProblem, 8);
+  for (size_t i = 0; i < 8; ++i) EXPECT_TRUE(same_candidate(plain[i], kept[i])) << i;
+}
+
 TEST(SelectorModel, CacheServesRepeatsAndDeeperRequests) {
   const Selector sel(model_path());
   const Ranking a = sel.select(kProblem, 3);
@@ -75,17 +185,66 @@ TEST(SelectorModel, CacheServesRepeatsAndDeeperRequests) {
 
 TEST(SelectorStatic, FallbackRanksByTheStaticScore) {
   const Selector sel = Selector::static_score(default_hw());
-  const Ranking r = sel.select(Problem{4096, 4096, 4096, Layout::nt}, 4);
-  ASSERT_EQ(r.size(), 4u);
-  const auto& kernels = Catalogue::get(Layout::nt).kernels();
-  for (size_t i = 0; i < r.size(); ++i) {
-    EXPECT_NEAR(r[i].score, static_score(GemmShape{4096, 4096, 4096}, kernels[r[i].kernel], r[i].knobs, default_hw()),
-                1e-12);
-    if (i) {
-      EXPECT_GE(r[i - 1].score, r[i].score);
+  EXPECT_EQ(sel.description(), "static score");
+  for (const Problem& p : {Problem{4096, 4096, 4096, Layout::nt}, Problem{24, 4096, 640, Layout::tn}}) {
+    // The whole catalogue by (static score desc, index asc), directly.
+    const Catalogue& cat = Catalogue::get(p.layout);
+    std::vector<std::pair<double, uint32_t>> all;
+    for (uint32_t i = 0; i < cat.candidates().size(); ++i)
+      all.emplace_back(-static_score(GemmShape{p.m, p.n, p.k}, cat.kernels()[cat.candidates()[i].kernel],
+                                     cat.candidates()[i].knobs, default_hw()),
+                       i);
+    std::partial_sort(all.begin(), all.begin() + 40, all.end());
+    const Ranking r = sel.select(p, 40);
+    ASSERT_EQ(r.size(), 40u);
+    for (size_t i = 0; i < r.size(); ++i) {
+      EXPECT_EQ(r[i].score, -all[i].first) << i;
+      EXPECT_EQ(r[i].kernel, cat.candidates()[all[i].second].kernel) << i;
+      EXPECT_EQ(r[i].knobs, cat.candidates()[all[i].second].knobs) << i;
     }
   }
-  EXPECT_EQ(sel.description(), "static score");
+}
+
+TEST(SelectorStaticIndex, ClassScoresAreTheStaticScore) {
+  const Catalogue& cat = Catalogue::get(Layout::tn);
+  const selector_detail::StaticIndex index(cat, default_hw());
+  EXPECT_LT(index.classes(), cat.candidates().size() / 10);
+  std::vector<double> scores;
+  for (const Problem& p : {Problem{4096, 4096, 4096, Layout::tn}, Problem{7, 13, 100000, Layout::tn},
+                           Problem{100, 5000, 64, Layout::tn}}) {
+    index.class_scores(p, scores);
+    size_t differ = 0;
+    for (uint32_t i = 0; i < cat.candidates().size(); ++i) {
+      const Candidate& c = cat.candidates()[i];
+      differ += scores[index.class_of(i)] != static_score(GemmShape{p.m, p.n, p.k}, cat.kernels()[c.kernel], c.knobs, default_hw());
+    }
+    EXPECT_EQ(differ, 0u) << p.m << "x" << p.n << "x" << p.k;  // bit for bit
+  }
+}
+
+TEST(SelectorStaticIndex, PrefilterIsTheTopByKey) {
+  const Catalogue& cat = Catalogue::get(Layout::nt);
+  selector_detail::StaticIndex index(cat, default_hw());
+  // A prior with many ties (quarter steps).
+  std::vector<float> prior(cat.candidates().size());
+  std::mt19937 rng(3);
+  std::normal_distribution<float> normal;
+  for (float& v : prior) v = std::round(normal(rng) * 4) / 4;
+  index.set_prior(prior, 0.3);
+  std::vector<double> scores;
+  for (const auto& [p, n] : std::vector<std::pair<Problem, size_t>>{{{4096, 4096, 4096, Layout::nt}, 2048},
+                                                                    {{40, 9000, 200, Layout::nt}, 1},
+                                                                    {{3000, 64, 7000, Layout::nt}, 5000}}) {
+    index.class_scores(p, scores);
+    std::vector<std::pair<double, uint32_t>> all;
+    for (uint32_t i = 0; i < cat.candidates().size(); ++i)
+      all.emplace_back(-(scores[index.class_of(i)] * std::exp(0.3 * static_cast<double>(prior[i]))), i);
+    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end());
+    std::vector<uint32_t> expected;
+    for (size_t i = 0; i < n; ++i) expected.push_back(all[i].second);
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(index.top_prefilter(p, n), expected) << p.m << "x" << p.n << "x" << p.k;
+  }
 }
 
 TEST(SelectorCApi, SelectsThroughTheAbi) {
@@ -95,7 +254,7 @@ TEST(SelectorCApi, SelectsThroughTheAbi) {
   uint32_t n = 0;
   ASSERT_EQ(cks_selector_select(h, 2048, 1024, 4096, "tn", 8, out, &n), 0) << cks_last_error();
   EXPECT_EQ(n, 8u);
-  const Ranking ref = Selector(model_path()).select(kProblem, 8);
+  const Ranking ref = Selector(model_path()).select(kProblem, 8);  // the C API's default options
   for (uint32_t i = 0; i < n; ++i) {
     EXPECT_EQ(std::string(out[i].kernel_id), ref[i].kernel_id);
     EXPECT_EQ(std::string(out[i].knobs), ref[i].knobs_text);

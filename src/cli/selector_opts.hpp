@@ -1,0 +1,39 @@
+// The ranking options of cks::Selector on the command line (cks select, cks eval --prefilter,
+// cks bench select): the two-stage prefilter and cascade of docs/models.md ("Deployment").
+#pragma once
+#include <CLI/CLI.hpp>
+
+#include "cks/selector.hpp"
+
+namespace cks::cli {
+
+// --cascade-terms, --cascade-keep, --prior-weight, --prior-terms; with_prefilter also adds
+// --prefilter N and --exhaustive (= --prefilter 0).
+inline void add_selector_options(CLI::App* cmd, SelectorOptions& o, bool& exhaustive, bool with_prefilter = true) {
+  if (with_prefilter) {
+    auto* p = cmd->add_option("--prefilter", o.prefilter,
+                              "candidates the prefilter keeps for the model (0 = exhaustive: the model scores "
+                              "every candidate of the catalogue)")
+                  ->capture_default_str();
+    cmd->add_flag("--exhaustive", exhaustive, "rank the whole catalogue with the model (no prefilter)")->excludes(p);
+  }
+  cmd->add_option("--cascade-terms", o.cascade_terms,
+                  "XGBoost: trees scoring every prefiltered candidate before the best get the rest (0 = all trees)")
+      ->capture_default_str();
+  cmd->add_option("--cascade-keep", o.cascade_keep, "XGBoost: candidates that get every tree")->capture_default_str();
+  cmd->add_option("--prior-weight", o.prior_weight,
+                  "weight of the model prior in the prefilter key (0 = static score only)")
+      ->capture_default_str();
+  cmd->add_option("--prior-terms", o.prior_terms, "XGBoost: trees scoring the prior (computed once per layout)")
+      ->capture_default_str();
+}
+
+// Checks the values after parsing; applies --exhaustive.
+inline void finish_selector_options(SelectorOptions& o, bool exhaustive) {
+  if (exhaustive) o.prefilter = 0;
+  if (o.prefilter > 0 && o.cascade_terms > 0 && o.cascade_keep == 0)
+    throw Error("--cascade-keep must be >= 1 (or --cascade-terms 0 for no cascade)");
+  if (!(o.prior_weight >= 0)) throw Error("--prior-weight must be >= 0");
+}
+
+}  // namespace cks::cli

@@ -1,0 +1,286 @@
+// Static classes of a layout catalogue and the best-first selections over them
+// (static_index.hpp).
+#include "selector/static_index.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <span>
+#include <tuple>
+
+#include "cks/common.hpp"
+#include "cks/sampling.hpp"
+
+namespace cks::selector_detail {
+
+namespace {
+
+long ceil_div(long a, long b) { return (a + b - 1) / b; }
+
+int split_factor(const RuntimeKnobs& k) {
+  return k.decomposition == Decomposition::split_k ? std::max(1, k.splits) : 1;
+}
+
+}  // namespace
+
+StaticIndex::StaticIndex(const Catalogue& cat, const HardwareDesc& hw) : hw_(hw) {
+  const auto& kernels = cat.kernels();
+  const auto& cands = cat.candidates();
+  std::vector<std::pair<int, bool>> res(kernels.size());
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    const KernelResources r = resources(kernels[i], hw);
+    res[i] = {std::min(r.stages, kPipelineRefStages), r.spills_expected};
+  }
+  // Class key: (T_M, T_N, c_M, c_N, split factor, T_K, stage bucket, spills). Sorted so that
+  // consecutive classes share the per-geometry and per-(geometry, splits, T_K) terms.
+  using Key = std::tuple<int, int, int, int, int, int, int, bool>;
+  std::map<Key, std::vector<uint32_t>> groups;
+  for (uint32_t i = 0; i < cands.size(); ++i) {
+    const KernelDesc& k = kernels[cands[i].kernel];
+    const auto [stages, spills] = res[cands[i].kernel];
+    groups[Key{k.tm, k.tn, k.cm, k.cn, split_factor(cands[i].knobs), k.tk, stages, spills}].push_back(i);
+  }
+  class_of_.resize(cands.size());
+  members_.reserve(cands.size());
+  for (const auto& [key, members] : groups) {
+    const auto [tm, tn, cm, cn, splits, tk, stages, spills] = key;
+    if (geometries_.empty() || geometries_.back().tm != tm || geometries_.back().tn != tn ||
+        geometries_.back().cm != cm || geometries_.back().cn != cn)
+      geometries_.push_back({tm, tn, cm, cn});
+    Class c;
+    c.geometry = static_cast<uint32_t>(geometries_.size() - 1);
+    c.tk = tk;
+    c.stages = stages;
+    c.splits = splits;
+    c.spills = spills;
+    c.begin = static_cast<uint32_t>(members_.size());
+    for (uint32_t m : members) class_of_[m] = static_cast<uint32_t>(classes_.size());
+    members_.insert(members_.end(), members.begin(), members.end());
+    c.end = static_cast<uint32_t>(members_.size());
+    classes_.push_back(c);
+  }
+}
+
+void StaticIndex::set_prior(std::vector<float> prior, double weight) {
+  if (!prior.empty() && prior.size() != members_.size()) throw Error("static index: prior size differs from the catalogue");
+  prior_ = std::move(prior);
+  weight_ = prior_.empty() ? 0 : weight;
+
+  for (const Class& c : classes_) {
+    auto first = members_.begin() + c.begin, last = members_.begin() + c.end;
+    if (prior_.empty()) {
+      std::sort(first, last);
+    } else {
+      std::sort(first, last, [&](uint32_t a, uint32_t b) { return prior_[a] > prior_[b] || (prior_[a] == prior_[b] && a < b); });
+    }
+  }
+  member_factor_.assign(members_.size(), 1.0);
+  if (!prior_.empty())
+    for (size_t m = 0; m < members_.size(); ++m) member_factor_[m] = std::exp(weight_ * static_cast<double>(prior_[members_[m]]));
+  head_factor_.resize(classes_.size());
+  for (size_t c = 0; c < classes_.size(); ++c) head_factor_[c] = member_factor_[classes_[c].begin];
+}
+
+void StaticIndex::class_scores(const Problem& p, std::vector<double>& out) const {
+  // The operations of static_score_terms(), factored: per geometry (tile grid, cluster
+  // packing, tile reuse), per (geometry, splits, T_K) (waves, fill), per class (pipeline).
+  out.resize(classes_.size());
+  const double reuse_needed = hw_.bf16_flops_per_sm_per_s() / hw_.tma_bw_per_sm_bytes_per_s();
+  const double ridge = hw_.ridge_flops_per_byte();
+  double pipeline_pow[kPipelineRefStages + 1];
+  for (int q = 0; q <= kPipelineRefStages; ++q)
+    pipeline_pow[q] = std::pow(static_cast<double>(q) / kPipelineRefStages, kPipelineExponent);
+  const double zero_tile_pow = std::pow(0.0, kTileExponent);
+
+  uint32_t geometry = UINT32_MAX;
+  int splits = -1, tk = -1;
+  long c1 = 0, slots = 1, n_k = 0, k_iters = 0;
+  double cluster_use = 0, tile_pow = 0, fill = 0;
+  for (size_t ci = 0; ci < classes_.size(); ++ci) {
+    const Class& c = classes_[ci];
+    const Geometry& g = geometries_[c.geometry];
+    if (c.geometry != geometry) {
+      geometry = c.geometry;
+      splits = tk = -1;
+      const long n_m = ceil_div(p.m, g.tm), n_n = ceil_div(p.n, g.tn);
+      c1 = ceil_div(n_m, g.cm) * ceil_div(n_n, g.cn);
+      slots = std::max(1L, hw_.sm_count / (static_cast<long>(g.cm) * g.cn));
+      cluster_use =
+          static_cast<double>(n_m * n_n) / static_cast<double>(ceil_div(n_m, g.cm) * g.cm * ceil_div(n_n, g.cn) * g.cn);
+      const double tm = static_cast<double>(std::min<long>(g.tm, p.m)), tn = static_cast<double>(std::min<long>(g.tn, p.n));
+      const double reuse = tm * tn / (tm + tn);
+      tile_pow = std::pow(std::min(1.0, reuse / reuse_needed), kTileExponent);
+    }
+    if (c.splits != splits || c.tk != tk) {
+      splits = c.splits;
+      tk = c.tk;
+      n_k = ceil_div(p.k, tk);
+      const long waves = ceil_div(c1 * splits, slots);
+      const double useful_splits = static_cast<double>(std::min<long>(splits, n_k));
+      const double split_overhead = 4.0 * static_cast<double>(splits - 1) * ridge / static_cast<double>(p.k);
+      fill = static_cast<double>(p.m) * static_cast<double>(p.n) * useful_splits /
+             (static_cast<double>(waves) * hw_.sm_count * g.tm * g.tn) / (1.0 + split_overhead);
+      k_iters = ceil_div(n_k, splits);
+    }
+    const long q = std::min<long>({c.stages, k_iters, kPipelineRefStages});
+    out[ci] = fill * cluster_use * pipeline_pow[q] * (c.spills ? zero_tile_pow : tile_pow);
+  }
+}
+
+namespace {
+
+// (key, id) ordered best first: higher key, then lower id.
+using Keyed = std::pair<double, uint32_t>;
+bool better(const Keyed& a, const Keyed& b) { return a.first > b.first || (a.first == b.first && a.second < b.second); }
+
+// Keeps the n best of v (unordered).
+void keep_best(std::vector<Keyed>& v, size_t n) {
+  if (v.size() <= n) return;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(n - 1), v.end(), better);
+  v.resize(n);
+}
+
+}  // namespace
+
+// Both selections: every class has a member, so the n best classes (by their best member's
+// key) hold at least n candidates and bound the n-th best key from below by theta; the
+// candidates with key >= theta (a prefix of each class's members) contain the n best, which
+// are then selected from that pool.
+std::vector<std::pair<double, uint32_t>> StaticIndex::top_static(const Problem& p, size_t n) const {
+  std::vector<Keyed> out;
+  n = std::min(n, members_.size());
+  if (n == 0) return out;
+  std::vector<double> score;
+  class_scores(p, score);
+  std::vector<Keyed> heads(classes_.size());
+  for (size_t c = 0; c < classes_.size(); ++c) heads[c] = {score[c], static_cast<uint32_t>(c)};
+  keep_best(heads, n);
+  std::sort(heads.begin(), heads.end(), better);
+  // Members share their class's score: theta = the score of the head class at which the heads
+  // cover n candidates; every class scoring >= theta is taken whole (classes outside the n
+  // heads can tie with theta).
+  size_t covered = 0, used = 0;
+  while (used < heads.size() && covered < n) covered += classes_[heads[used++].second].size();
+  const double theta = heads[used - 1].first;
+  for (size_t c = 0; c < classes_.size(); ++c)
+    if (score[c] >= theta)
+      for (uint32_t m = classes_[c].begin; m < classes_[c].end; ++m) out.emplace_back(score[c], members_[m]);
+  keep_best(out, n);
+  std::sort(out.begin(), out.end(), better);
+  return out;
+}
+
+namespace {
+
+// Histogram selection over non-negative keys without comparison sorting (a select over ~10^4
+// keys by std::nth_element costs ~100 us in mispredicted branches): keys are bucketed by their
+// exponent and top 8 mantissa bits (1/256 octave), relative to the largest key. For
+// non-negative doubles the bit pattern orders like the value.
+class Histogram {
+ public:
+  static constexpr size_t kBuckets = 4096;  // 16 octaves; smaller keys share the last bucket
+  void build(std::span<const double> keys) {
+    counts_.assign(kBuckets, 0);
+    double max = 0;
+    for (double k : keys) max = std::max(max, k);
+    top_ = std::bit_cast<uint64_t>(max) >> kShift;
+    for (double k : keys) ++counts_[bucket(k)];
+  }
+  size_t bucket(double k) const {
+    return static_cast<size_t>(std::min<uint64_t>(top_ - (std::bit_cast<uint64_t>(k) >> kShift), kBuckets - 1));
+  }
+  // The first bucket b at which buckets [0, b] hold >= n keys (kBuckets - 1 if none), and the
+  // count in [0, b).
+  std::pair<size_t, size_t> nth(size_t n) const {
+    size_t above = 0;
+    for (size_t b = 0; b + 1 < kBuckets; ++b) {
+      if (above + counts_[b] >= n) return {b, above};
+      above += counts_[b];
+    }
+    return {kBuckets - 1, above};
+  }
+  // The smallest key of bucket b (0 for the last, catch-all bucket): every key of buckets
+  // [0, b] is >= it.
+  double lower_edge(size_t b) const { return b + 1 >= kBuckets ? 0.0 : std::bit_cast<double>((top_ - b) << kShift); }
+
+ private:
+  static constexpr int kShift = 44;  // keeps sign, 11 exponent and 8 mantissa bits
+  std::vector<uint32_t> counts_;
+  uint64_t top_ = 0;
+};
+
+}  // namespace
+
+std::vector<uint32_t> StaticIndex::top_prefilter(const Problem& p, size_t n) const {
+  std::vector<uint32_t> out;
+  n = std::min(n, members_.size());
+  if (n == 0) return out;
+  if (prior_.empty() || weight_ == 0) {
+    for (const auto& [score, index] : top_static(p, n)) out.push_back(index);
+    std::sort(out.begin(), out.end());
+    return out;
+  }
+  // Per-thread buffers: a cold select allocates nothing here.
+  thread_local std::vector<double> score, head, sample, pool_key;
+  thread_local std::vector<uint32_t> pool;
+  thread_local std::vector<std::pair<double, uint32_t>> boundary;
+  thread_local std::vector<uint64_t> chosen;
+  thread_local Histogram hist;
+  class_scores(p, score);
+  // key = static score * exp(w * prior): the order of ln(static) + w * prior without a logarithm
+  // per candidate (member_factor_ = exp(w * prior); a class's members are sorted by it, so its
+  // first member has the class's best key: head_factor_).
+  head.resize(classes_.size());
+  for (size_t c = 0; c < classes_.size(); ++c) head[c] = score[c] * head_factor_[c];
+  // theta, a lower bound on the n-th best key: >= n class heads (real candidates) reach the
+  // heads' bound; the first few members of the classes reaching it give a tighter one, so that
+  // the pool below holds little more than n candidates.
+  hist.build(head);
+  const double head_bound = hist.lower_edge(hist.nth(n).first);
+  constexpr uint32_t kSample = 4;
+  sample.clear();
+  for (size_t c = 0; c < classes_.size(); ++c)
+    if (head[c] >= head_bound)
+      for (uint32_t m = classes_[c].begin; m < std::min(classes_[c].end, classes_[c].begin + kSample); ++m)
+        sample.push_back(score[c] * member_factor_[m]);
+  hist.build(sample);
+  const double theta = hist.lower_edge(hist.nth(n).first);
+  pool.clear();
+  pool_key.clear();
+  for (size_t c = 0; c < classes_.size(); ++c) {
+    if (head[c] < theta) continue;
+    for (uint32_t m = classes_[c].begin; m < classes_[c].end; ++m) {
+      const double key = score[c] * member_factor_[m];
+      if (key < theta) break;
+      pool.push_back(members_[m]);
+      pool_key.push_back(key);
+    }
+  }
+  // The n best of the pool: buckets above the n-th's are in; the n-th's bucket is sorted
+  // (key desc, candidate asc) to fill the rest.
+  hist.build(pool_key);
+  const auto [nth_bucket, above] = hist.nth(n);
+  chosen.assign((members_.size() + 63) / 64, 0);
+  boundary.clear();
+  for (size_t i = 0; i < pool.size(); ++i) {
+    const size_t b = hist.bucket(pool_key[i]);
+    if (b < nth_bucket) {
+      chosen[pool[i] / 64] |= uint64_t{1} << (pool[i] % 64);
+    } else if (b == nth_bucket) {
+      boundary.emplace_back(pool_key[i], pool[i]);
+    }
+  }
+  std::sort(boundary.begin(), boundary.end(), better);
+  for (size_t i = 0; i < std::min(boundary.size(), n - above); ++i)
+    chosen[boundary[i].second / 64] |= uint64_t{1} << (boundary[i].second % 64);
+  // Ascending candidate order from the bit set.
+  out.reserve(n);
+  for (size_t w = 0; w < chosen.size(); ++w)
+    for (uint64_t bits = chosen[w]; bits; bits &= bits - 1)
+      out.push_back(static_cast<uint32_t>(w * 64 + static_cast<size_t>(std::countr_zero(bits))));
+  return out;
+}
+
+}  // namespace cks::selector_detail

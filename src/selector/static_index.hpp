@@ -1,0 +1,76 @@
+// The selector's cheap first stage: one layout's catalogue grouped into *static classes*, the
+// candidates whose static efficiency score (cks/sampling.hpp) is equal for every problem: same
+// tile (T_M, T_N, T_K), cluster (c_M, c_N), min(resolved stages, kPipelineRefStages), spill
+// flag and split-K factor. A problem's static ranking then costs one score per class (tn:
+// ~12k classes for 211,640 candidates), computed from per-(tile, cluster) terms with the same
+// operations, in the same order, as static_score_terms() (bit-identical scores; a test checks).
+//
+// Two selections:
+//   top_static(p, n)      the n best candidates by (static score desc, catalogue index asc):
+//                         exactly the static fallback's ranking of the whole catalogue
+//   top_prefilter(p, n)   the n best by key = static score * exp(w * prior(c)) (the order of
+//                         ln(static score) + w * prior(c)), ties by catalogue index: the model's
+//                         prefilter. prior is a problem-
+//                         independent per-candidate score (set_prior; the selector derives it
+//                         from the model), which orders the many candidates of equal static score
+//                         (schedules, stage counts, runtime knobs) the way the model tends to.
+// Both touch only the classes that can reach the top n (a class's members are pre-sorted).
+#pragma once
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "cks/catalogue.hpp"
+#include "cks/features.hpp"
+#include "cks/hw.hpp"
+
+namespace cks::selector_detail {
+
+class StaticIndex {
+ public:
+  StaticIndex(const Catalogue& cat, const HardwareDesc& hw);
+
+  size_t classes() const { return classes_.size(); }
+  size_t candidates() const { return members_.size(); }
+
+  // Per-candidate prior (catalogue order) and its weight; re-sorts every class's members by
+  // (prior desc, index asc). Without a prior, top_prefilter() equals top_static().
+  void set_prior(std::vector<float> prior, double weight);
+  const std::vector<float>& prior() const { return prior_; }
+
+  // (static score, candidate index), best first.
+  std::vector<std::pair<double, uint32_t>> top_static(const Problem& p, size_t n) const;
+  // Candidate indices, ascending (the set is what matters; the model orders it).
+  std::vector<uint32_t> top_prefilter(const Problem& p, size_t n) const;
+
+  // The static score of every class for the problem (class order), as static_score_terms().
+  void class_scores(const Problem& p, std::vector<double>& out) const;
+  // The class of a candidate (for tests).
+  uint32_t class_of(uint32_t candidate) const { return class_of_[candidate]; }
+
+ private:
+  struct Geometry {  // one (T_M, T_N, c_M, c_N)
+    int tm = 0, tn = 0, cm = 0, cn = 0;
+  };
+  struct Class {
+    uint32_t geometry = 0;
+    int tk = 0;
+    int stages = 0;  // min(resolved stages, kPipelineRefStages)
+    int splits = 1;
+    bool spills = false;
+    uint32_t begin = 0, end = 0;  // members_[begin, end)
+    size_t size() const { return end - begin; }
+  };
+
+  HardwareDesc hw_;
+  std::vector<Geometry> geometries_;
+  std::vector<Class> classes_;
+  std::vector<uint32_t> members_;   // candidate indices grouped by class
+  std::vector<uint32_t> class_of_;  // per candidate
+  std::vector<float> prior_;        // per candidate (empty: none)
+  std::vector<double> member_factor_;  // per member (members_ order): exp(weight * prior)
+  std::vector<double> head_factor_;    // per class: its first (largest) member factor
+  double weight_ = 0;
+};
+
+}  // namespace cks::selector_detail

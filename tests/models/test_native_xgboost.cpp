@@ -1,0 +1,176 @@
+// Native inference of XGBoost models (src/models/tree_ensemble.hpp) against XGBoost's own
+// predict: the shipped model (categorical splits on native categoricals) and a freshly trained
+// one, on real feature rows, with missing values (NaN, +-inf) and invalid categorical codes.
+// The comparisons skip where libxgboost is not installed.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <random>
+
+#include "cks/selector.hpp"
+#include "models/rankers.hpp"
+#include "models/synthetic.hpp"
+#include "models/tree_ensemble.hpp"
+
+using namespace cks;
+
+namespace {
+
+// Feature rows of real candidates: a strided sample of the catalogue of a few problems (every
+// schedule, scheduler, raster and decomposition level appears).
+FeatureMatrix catalogue_rows(Layout layout, size_t stride) {
+  const Catalogue& cat = Catalogue::get(layout);
+  FeatureMatrix out;
+  out.cols = FeatureSchema::get().size();
+  for (const Problem& p : {Problem{4096, 4096, 4096, layout}, Problem{64, 8192, 1024, layout},
+                           Problem{12288, 96, 40, layout}, Problem{1000, 1000, 100000, layout}}) {
+    std::vector<Candidate> picked;
+    for (size_t i = p.m % stride; i < cat.candidates().size(); i += stride) picked.push_back(cat.candidates()[i]);
+    FeatureMatrix x;
+    FeatureComputer(cat.kernels(), default_hw()).compute(p, picked, x);
+    out.data.insert(out.data.end(), x.data.begin(), x.data.end());
+    out.rows += x.rows;
+  }
+  return out;
+}
+
+// A copy with missing values and invalid categorical codes in random cells (seeded).
+FeatureMatrix with_missing(const FeatureMatrix& x, uint64_t seed) {
+  FeatureMatrix y = x;
+  const FeatureSchema& schema = FeatureSchema::get();
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<size_t> col(0, x.cols - 1);
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  for (size_t r = 0; r < y.rows; ++r) {
+    for (int j = 0; j < 6; ++j) {
+      const size_t c = col(rng);
+      const bool categorical = schema[c].kind == FeatureKind::categorical;
+      switch (rng() % 6) {
+        case 0: y.data[r * y.cols + c] = nan; break;
+        case 1: y.data[r * y.cols + c] = inf; break;
+        case 2: y.data[r * y.cols + c] = -inf; break;
+        case 3: y.data[r * y.cols + c] = categorical ? 7.0f : 1e30f; break;     // beyond the levels
+        case 4: y.data[r * y.cols + c] = categorical ? -1.0f : -1e30f; break;   // invalid code
+        default: y.data[r * y.cols + c] = categorical ? 1.5f : 0.0f; break;    // truncated to 1
+      }
+    }
+  }
+  return y;
+}
+
+void expect_matches_xgboost(const Model& model, const FeatureMatrix& x, const char* what) {
+  std::vector<float> native(x.rows), reference(x.rows);
+  model.predict(x, native);
+  models_detail::xgboost_library_predict(model, x, reference);
+  double worst = 0;
+  size_t worst_row = 0;
+  for (size_t r = 0; r < x.rows; ++r) {
+    const double d = std::fabs(static_cast<double>(native[r]) - reference[r]);
+    if (!(d <= worst)) {
+      worst = d;
+      worst_row = r;
+    }
+  }
+  EXPECT_LE(worst, 1e-5) << what << ": row " << worst_row << " native " << native[worst_row] << " XGBoost "
+                         << reference[worst_row];
+}
+
+// 10 synthetic training groups of ~80 candidates, built once.
+const Dataset& synthetic() {
+  static test::ScratchDir dir;
+  static const Dataset d = test::synthetic_dataset(dir.file("syn.db"), 10, 0, 80, 4);
+  return d;
+}
+
+const std::string& shipped_model() {
+  static const std::string path = std::string(CKS_SOURCE_DIR) + "/models/default.json";
+  return path;
+}
+
+}  // namespace
+
+TEST(ModelsNativeXgboost, ShippedModelEqualsXgboostPredict) {
+  if (!models_detail::xgboost_library_available()) GTEST_SKIP() << "libxgboost not installed";
+  if (!std::filesystem::exists(shipped_model())) GTEST_SKIP() << "no shipped model";
+  const auto model = Model::load(shipped_model());
+  for (Layout layout : {Layout::tn, Layout::nt}) {
+    const FeatureMatrix x = catalogue_rows(layout, 97);
+    ASSERT_GT(x.rows, 8000u);
+    expect_matches_xgboost(*model, x, "catalogue rows");
+    expect_matches_xgboost(*model, with_missing(x, 3), "rows with missing values and invalid categories");
+  }
+}
+
+TEST(ModelsNativeXgboost, TrainedModelEqualsXgboostPredict) {
+  if (!models_detail::xgboost_library_available()) GTEST_SKIP() << "libxgboost not installed";
+  test::ScratchDir dir;
+  const Dataset& d = synthetic();
+  for (const char* objective : {"rank:ndcg", "reg:squarederror"}) {
+    TrainOptions o;
+    o.objective = objective;
+    o.rounds = 25;
+    o.threads = 2;
+    const auto model = train_model(d, o);
+    expect_matches_xgboost(*model, d.x, objective);
+    expect_matches_xgboost(*model, with_missing(d.x, 5), objective);
+    // The file round trip keeps the scores.
+    model->save(dir.file("m.json"));
+    const auto loaded = Model::load(dir.file("m.json"));
+    std::vector<float> a(d.rows()), b(d.rows());
+    model->predict(d.x, a);
+    loaded->predict(d.x, b);
+    EXPECT_EQ(a, b);
+  }
+}
+
+TEST(ModelsNativeXgboost, ScoresInPiecesEqualOnePass) {
+  const Dataset& d = synthetic();
+  TrainOptions o;
+  o.rounds = 30;
+  o.threads = 2;
+  const auto model = train_model(d, o);
+  ASSERT_EQ(model->terms(), 30u);
+  const FeatureMatrix x = with_missing(d.x, 1);
+  std::vector<float> whole(x.rows), pieces(x.rows, model->terms_base());
+  model->predict(x, whole);
+  model->add_terms(x, pieces, 0, 7);
+  model->add_terms(x, pieces, 7, 8);
+  model->add_terms(x, pieces, 8, 30);
+  EXPECT_EQ(whole, pieces);  // bit for bit: the same summation order
+  // Several threads give the same scores.
+  model->set_threads(2);
+  std::vector<float> threaded(x.rows);
+  model->predict(x, threaded);
+  EXPECT_EQ(whole, threaded);
+}
+
+TEST(ModelsNativeXgboost, RejectsWhatItCannotEvaluate) {
+  EXPECT_THROW(models_detail::TreeEnsemble::from_xgboost("not a model"), Error);
+  EXPECT_THROW(models_detail::TreeEnsemble::from_xgboost(R"({"learner": {}})"), Error);
+  const std::string dart =
+      R"({"learner": {"learner_model_param": {"base_score": "5E-1", "num_feature": "2"},
+          "objective": {"name": "rank:ndcg"}, "gradient_booster": {"name": "dart", "model": {}}}})";
+  EXPECT_THROW(models_detail::TreeEnsemble::from_xgboost(dart), Error);
+  const std::string logistic =
+      R"({"learner": {"learner_model_param": {"base_score": "5E-1", "num_feature": "2"},
+          "objective": {"name": "binary:logistic"}, "gradient_booster": {"name": "gbtree", "model": {}}}})";
+  EXPECT_THROW(models_detail::TreeEnsemble::from_xgboost(logistic), Error);
+  // A hand-written JSON booster: one stump on feature 1 (x < 2 -> -1, else 3; missing -> right).
+  const std::string stump = R"({"learner": {"learner_model_param": {"base_score": "[5E-1]", "num_feature": "2"},
+      "objective": {"name": "reg:squarederror"},
+      "gradient_booster": {"name": "gbtree", "model": {"gbtree_model_param": {"num_trees": "1"}, "tree_info": [0],
+        "trees": [{"left_children": [1, -1, -1], "right_children": [2, -1, -1], "split_indices": [1, 0, 0],
+                   "split_conditions": [2.0, -1.0, 3.0], "default_left": [0, 0, 0], "split_type": [0, 0, 0],
+                   "categories": [], "categories_nodes": [], "categories_segments": [], "categories_sizes": []}]}}}})";
+  const auto e = models_detail::TreeEnsemble::from_xgboost(stump);
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float rows[] = {0, 1.5f, 0, 2.0f, 0, nan, 0, std::numeric_limits<float>::infinity()};
+  float out[4];
+  e.predict(rows, 4, 2, out);
+  EXPECT_FLOAT_EQ(out[0], -0.5f);
+  EXPECT_FLOAT_EQ(out[1], 3.5f);
+  EXPECT_FLOAT_EQ(out[2], 3.5f);  // missing: default right
+  EXPECT_FLOAT_EQ(out[3], 3.5f);  // +inf is missing
+}
