@@ -52,15 +52,15 @@ class Ranking {
 //   two-stage (the default)      stage 1, the prefilter: the `prefilter` best candidates by
 //                                ln(static score) + prior_weight * prior(c), from per-class
 //                                static scores (selector/static_index.hpp); prior(c) is the
-//                                model's mean standardised score of c on two fixed reference
+//                                model's mean standardised score of c on fixed reference
 //                                problems (computed once per layout by prepare()). Stage 2: phi
 //                                and the model for those candidates only. For an additive model
 //                                (XGBoost) stage 2 is a cascade: the first `cascade_terms` trees
 //                                score all of them, the `cascade_keep` best get the remaining
 //                                trees. The scores returned are always the full model's.
-// The defaults were chosen by measurement (docs/models.md, "Deployment"): ~1 ms cold on one
-// core; the top-1 equals the exhaustive ranking's on all 32 evaluation problems (85 of 100
-// random problems), and the cascade never changed the two-stage result in those measurements.
+// The defaults were chosen by measurement (docs/models.md, "Deployment"): ~0.9 ms cold on one
+// core (tn); the top-1 equals the exhaustive ranking's on 31 of the 32 evaluation problems (91
+// of 100 random problems). --prefilter 2048 / 4096 cost ~1.5 / ~2.7 ms and agree more often.
 struct SelectorOptions {
   int threads = 1;                // threads scoring one problem (the latency target is one core)
   size_t cache_capacity = 65536;  // problems kept; the oldest is evicted first

@@ -166,7 +166,7 @@ void register_bench(CLI::App& app) {
   sel->add_option("--layouts", so.layouts, "layouts to time")->delimiter(',')->capture_default_str();
   sel->add_option("--problems", so.problems, "distinct problems selected cold")->capture_default_str();
   sel->add_option("--cached", so.cached, "repeated selects of one problem")->capture_default_str();
-  add_selector_options(sel, so.selector, so.exhaustive);
+  add_selector_options(sel, so.selector, &so.exhaustive);
   add_format(sel, so.format, "md");
   sel->callback([] { run_bench_select(so); });
 }

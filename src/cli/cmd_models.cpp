@@ -173,10 +173,7 @@ void register_eval(CLI::App& app) {
                   "keeps and one for the exhaustive ranking's top P; the note compares the selector's catalogue "
                   "top-1/top-8 with the exhaustive ranking")
       ->delimiter(',');
-  {
-    static bool unused = false;
-    add_selector_options(cmd, *sel_opts, unused, /*with_prefilter=*/false);
-  }
+  add_selector_options(cmd, *sel_opts);
   add_train_options(cmd, *opts);
   add_format(cmd, *fmt);
   cmd->callback([=] {
@@ -303,7 +300,7 @@ void register_select(CLI::App& app) {
   cmd->add_flag("--cutlass-type", *show_type,
                 "md: print each pick's CUTLASS C++ type as a code block after the table (csv and json always have "
                 "the cutlass_type column)");
-  add_selector_options(cmd, *sel_opts, *exhaustive);
+  add_selector_options(cmd, *sel_opts, exhaustive.get());
   add_format(cmd, *fmt);
   cmd->callback([=] {
     const Format f = parse_format(*fmt);

@@ -7,15 +7,15 @@
 
 namespace cks::cli {
 
-// --cascade-terms, --cascade-keep, --prior-weight, --prior-terms; with_prefilter also adds
-// --prefilter N and --exhaustive (= --prefilter 0).
-inline void add_selector_options(CLI::App* cmd, SelectorOptions& o, bool& exhaustive, bool with_prefilter = true) {
-  if (with_prefilter) {
+// --cascade-terms, --cascade-keep, --prior-weight, --prior-terms; with `exhaustive` also
+// --prefilter N and --exhaustive (= --prefilter 0; the flag lands in *exhaustive).
+inline void add_selector_options(CLI::App* cmd, SelectorOptions& o, bool* exhaustive = nullptr) {
+  if (exhaustive) {
     auto* p = cmd->add_option("--prefilter", o.prefilter,
                               "candidates the prefilter keeps for the model (0 = exhaustive: the model scores "
                               "every candidate of the catalogue)")
                   ->capture_default_str();
-    cmd->add_flag("--exhaustive", exhaustive, "rank the whole catalogue with the model (no prefilter)")->excludes(p);
+    cmd->add_flag("--exhaustive", *exhaustive, "rank the whole catalogue with the model (no prefilter)")->excludes(p);
   }
   cmd->add_option("--cascade-terms", o.cascade_terms,
                   "XGBoost: trees scoring every prefiltered candidate before the best get the rest (0 = all trees)")

@@ -65,8 +65,8 @@ MethodOutcomes kept_outcomes(const std::string& name, const Model& model, const 
       return sa > sb || (sa == sb && a < b);
     });
     kept.resize(std::min(kept.size(), kDepth));
-    m.groups.push_back(outcome_of_order(std::span<const double>(eval.tflops).subspan(g.begin, g.size()), kept,
-                                        g.cublas_tflops));
+    m.groups.push_back(
+        outcome_of_order(std::span<const double>(eval.tflops).subspan(g.begin, g.size()), kept, g.cublas_tflops));
   }
   const double groups = std::max<double>(1.0, static_cast<double>(eval.groups.size()));
   m.note = "kept per group " + format_double(static_cast<double>(kept_count) / groups) + ", of them measured " +
@@ -92,7 +92,8 @@ std::vector<MethodOutcomes> selector_outcomes(const std::string& name, const Mod
     const Ranking a = selector.select_uncached(g.problem, 8), b = exhaustive.select(g.problem, 8);
     auto same = [](const Selection& x, const Selection& y) { return x.kernel == y.kernel && x.knobs == y.knobs; };
     same_top1 += !a.empty() && !b.empty() && same(a[0], b[0]);
-    for (const Selection& x : a) overlap8 += std::any_of(b.begin(), b.end(), [&](const Selection& y) { return same(x, y); });
+    for (const Selection& x : a)
+      overlap8 += std::any_of(b.begin(), b.end(), [&](const Selection& y) { return same(x, y); });
   }
   const size_t groups = eval.groups.size();
   two_stage.note = selector.mode() + "; " + two_stage.note + "; catalogue top-1 = exhaustive in " +

@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <limits>
-
 #include <nlohmann/json.hpp>
 
 #include "cks/common.hpp"
@@ -83,7 +82,8 @@ TreeEnsemble TreeEnsemble::from_xgboost(std::string_view model_bytes) {
       throw Error("XGBoost model: several outputs (num_class / num_target > 1) are not supported");
     e.objective_ = learner.at("objective").at("name").get<std::string>();
     if (!identity_link(e.objective_))
-      throw Error("XGBoost model: objective '" + e.objective_ + "' has a link function; native inference supports "
+      throw Error("XGBoost model: objective '" + e.objective_ +
+                  "' has a link function; native inference supports "
                   "identity-link objectives (rank:*, reg:squarederror)");
     const json& booster = learner.at("gradient_booster");
     const std::string name = booster.at("name").get<std::string>();
@@ -114,13 +114,15 @@ TreeEnsemble TreeEnsemble::from_xgboost(std::string_view model_bytes) {
           (!split_type.empty() && split_type.size() != n) || cat_segments.size() != cat_nodes.size() ||
           cat_sizes.size() != cat_nodes.size())
         throw Error("XGBoost model: inconsistent tree arrays");
-      if (const auto lv = tree.find("tree_param"); lv != tree.end() && param_long(lv->value("size_leaf_vector", json()), 0) > 1)
+      if (const auto lv = tree.find("tree_param");
+          lv != tree.end() && param_long(lv->value("size_leaf_vector", json()), 0) > 1)
         throw Error("XGBoost model: vector leaves are not supported");
 
       // Categorical sets of this tree, keyed by the old node index.
       std::vector<int> cat_index(n, -1);
       for (size_t c = 0; c < cat_nodes.size(); ++c) {
-        if (cat_nodes[c] < 0 || static_cast<size_t>(cat_nodes[c]) >= n) throw Error("XGBoost model: bad categorical node");
+        if (cat_nodes[c] < 0 || static_cast<size_t>(cat_nodes[c]) >= n)
+          throw Error("XGBoost model: bad categorical node");
         cat_index[cat_nodes[c]] = static_cast<int>(c);
       }
 
@@ -153,7 +155,8 @@ TreeEnsemble TreeEnsemble::from_xgboost(std::string_view model_bytes) {
           depth = std::max(depth, depth_of[i]);
           continue;
         }
-        if (feature[old] < 0 || feature[old] > 65535 || (e.features_ && static_cast<size_t>(feature[old]) >= e.features_))
+        if (feature[old] < 0 || feature[old] > 65535 ||
+            (e.features_ && static_cast<size_t>(feature[old]) >= e.features_))
           throw Error("XGBoost model: split feature index out of range");
         Node nd{0, new_left[old], default_left[old] ? 0u : kDefaultRight};
         e.leaf_.push_back(0);
@@ -198,7 +201,8 @@ TreeEnsemble TreeEnsemble::from_xgboost(std::string_view model_bytes) {
     }
     if (!e.features_)
       for (size_t i = 0; i < e.nodes_.size(); ++i)
-        if (e.nodes_[i].left != i && !std::binary_search(categorical.begin(), categorical.end(), static_cast<uint32_t>(i)))
+        if (e.nodes_[i].left != i &&
+            !std::binary_search(categorical.begin(), categorical.end(), static_cast<uint32_t>(i)))
           e.features_ = std::max<size_t>(e.features_, (e.nodes_[i].split & kColumnMask) + 1u);
     for (const CatColumn& cc : e.cat_columns_) e.features_ = std::max<size_t>(e.features_, cc.feature + 1u);
     if (e.features_ + e.cat_columns_.size() > 65536) throw Error("XGBoost model: too many features");

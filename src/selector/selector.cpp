@@ -51,7 +51,7 @@ struct LayoutState {
 struct Scratch {
   std::vector<Candidate> candidates;
   FeatureMatrix x, x2;
-  std::vector<float> scores, scores2;
+  std::vector<float> scores;
   std::vector<uint32_t> positions;
 };
 Scratch& scratch() {
@@ -88,7 +88,10 @@ struct Selector::Impl {
   mutable std::deque<ProblemKey> cache_order;  // insertion order, for eviction
 
   bool two_stage() const { return model && options.prefilter > 0; }
-  bool cascade() const { return two_stage() && model->terms() > 0 && options.cascade_terms > 0 && options.cascade_terms < model->terms(); }
+  bool cascade() const {
+    return two_stage() && model->terms() > 0 && options.cascade_terms > 0 && options.cascade_terms < model->terms();
+  }
+
   std::shared_ptr<const LayoutState> layout_state(Layout layout) const {
     std::lock_guard lock(layouts_mutex);
     auto& slot = layouts[layout];

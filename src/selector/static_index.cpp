@@ -6,7 +6,6 @@
 #include <bit>
 #include <cmath>
 #include <map>
-#include <numeric>
 #include <span>
 #include <tuple>
 
@@ -63,22 +62,23 @@ StaticIndex::StaticIndex(const Catalogue& cat, const HardwareDesc& hw) : hw_(hw)
   }
 }
 
-void StaticIndex::set_prior(std::vector<float> prior, double weight) {
-  if (!prior.empty() && prior.size() != members_.size()) throw Error("static index: prior size differs from the catalogue");
-  prior_ = std::move(prior);
-  weight_ = prior_.empty() ? 0 : weight;
-
+void StaticIndex::set_prior(const std::vector<float>& prior, double weight) {
+  if (!prior.empty() && prior.size() != members_.size())
+    throw Error("static index: prior size differs from the catalogue");
+  has_prior_ = !prior.empty() && weight != 0;
   for (const Class& c : classes_) {
     auto first = members_.begin() + c.begin, last = members_.begin() + c.end;
-    if (prior_.empty()) {
+    if (!has_prior_) {
       std::sort(first, last);
     } else {
-      std::sort(first, last, [&](uint32_t a, uint32_t b) { return prior_[a] > prior_[b] || (prior_[a] == prior_[b] && a < b); });
+      std::sort(first, last,
+                [&](uint32_t a, uint32_t b) { return prior[a] > prior[b] || (prior[a] == prior[b] && a < b); });
     }
   }
   member_factor_.assign(members_.size(), 1.0);
-  if (!prior_.empty())
-    for (size_t m = 0; m < members_.size(); ++m) member_factor_[m] = std::exp(weight_ * static_cast<double>(prior_[members_[m]]));
+  if (has_prior_)
+    for (size_t m = 0; m < members_.size(); ++m)
+      member_factor_[m] = std::exp(weight * static_cast<double>(prior[members_[m]]));
   head_factor_.resize(classes_.size());
   for (size_t c = 0; c < classes_.size(); ++c) head_factor_[c] = member_factor_[classes_[c].begin];
 }
@@ -109,7 +109,8 @@ void StaticIndex::class_scores(const Problem& p, std::vector<double>& out) const
       slots = std::max(1L, hw_.sm_count / (static_cast<long>(g.cm) * g.cn));
       cluster_use =
           static_cast<double>(n_m * n_n) / static_cast<double>(ceil_div(n_m, g.cm) * g.cm * ceil_div(n_n, g.cn) * g.cn);
-      const double tm = static_cast<double>(std::min<long>(g.tm, p.m)), tn = static_cast<double>(std::min<long>(g.tn, p.n));
+      const double tm = static_cast<double>(std::min<long>(g.tm, p.m)),
+                   tn = static_cast<double>(std::min<long>(g.tn, p.n));
       const double reuse = tm * tn / (tm + tn);
       tile_pow = std::pow(std::min(1.0, reuse / reuse_needed), kTileExponent);
     }
@@ -217,7 +218,7 @@ std::vector<uint32_t> StaticIndex::top_prefilter(const Problem& p, size_t n) con
   std::vector<uint32_t> out;
   n = std::min(n, members_.size());
   if (n == 0) return out;
-  if (prior_.empty() || weight_ == 0) {
+  if (!has_prior_) {
     for (const auto& [score, index] : top_static(p, n)) out.push_back(index);
     std::sort(out.begin(), out.end());
     return out;

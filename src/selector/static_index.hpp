@@ -2,7 +2,7 @@
 // candidates whose static efficiency score (cks/sampling.hpp) is equal for every problem: same
 // tile (T_M, T_N, T_K), cluster (c_M, c_N), min(resolved stages, kPipelineRefStages), spill
 // flag and split-K factor. A problem's static ranking then costs one score per class (tn:
-// ~12k classes for 211,640 candidates), computed from per-(tile, cluster) terms with the same
+// 13,046 classes for 211,640 candidates), computed from per-(tile, cluster) terms with the same
 // operations, in the same order, as static_score_terms() (bit-identical scores; a test checks).
 //
 // Two selections:
@@ -10,11 +10,14 @@
 //                         exactly the static fallback's ranking of the whole catalogue
 //   top_prefilter(p, n)   the n best by key = static score * exp(w * prior(c)) (the order of
 //                         ln(static score) + w * prior(c)), ties by catalogue index: the model's
-//                         prefilter. prior is a problem-
-//                         independent per-candidate score (set_prior; the selector derives it
-//                         from the model), which orders the many candidates of equal static score
-//                         (schedules, stage counts, runtime knobs) the way the model tends to.
-// Both touch only the classes that can reach the top n (a class's members are pre-sorted).
+//                         prefilter. prior is a problem-independent per-candidate score
+//                         (set_prior; the selector derives it from the model) that orders the
+//                         many candidates of one static class (schedules, stage counts, runtime
+//                         knobs) the way the model tends to, and shifts classes by it.
+// Both bound the n-th best key from below with the class heads (a class's members are
+// pre-sorted, so its first member has its best key) and select from the candidates above the
+// bound; top_prefilter selects by histograms of the keys' bit patterns rather than comparison
+// sorts (branch-free: a std::nth_element over ~10^4 keys costs ~100 us in mispredictions).
 #pragma once
 #include <cstdint>
 #include <utility>
@@ -34,13 +37,14 @@ class StaticIndex {
   size_t candidates() const { return members_.size(); }
 
   // Per-candidate prior (catalogue order) and its weight; re-sorts every class's members by
-  // (prior desc, index asc). Without a prior, top_prefilter() equals top_static().
-  void set_prior(std::vector<float> prior, double weight);
-  const std::vector<float>& prior() const { return prior_; }
+  // (prior desc, index asc). Without a prior (empty or weight 0), top_prefilter() is
+  // top_static().
+  void set_prior(const std::vector<float>& prior, double weight);
 
   // (static score, candidate index), best first.
   std::vector<std::pair<double, uint32_t>> top_static(const Problem& p, size_t n) const;
-  // Candidate indices, ascending (the set is what matters; the model orders it).
+  // Candidate indices, ascending (the set is what matters; the model orders it). Thread-safe;
+  // per-thread buffers, so a call allocates only its result.
   std::vector<uint32_t> top_prefilter(const Problem& p, size_t n) const;
 
   // The static score of every class for the problem (class order), as static_score_terms().
@@ -67,10 +71,9 @@ class StaticIndex {
   std::vector<Class> classes_;
   std::vector<uint32_t> members_;   // candidate indices grouped by class
   std::vector<uint32_t> class_of_;  // per candidate
-  std::vector<float> prior_;        // per candidate (empty: none)
+  bool has_prior_ = false;
   std::vector<double> member_factor_;  // per member (members_ order): exp(weight * prior)
   std::vector<double> head_factor_;    // per class: its first (largest) member factor
-  double weight_ = 0;
 };
 
 }  // namespace cks::selector_detail

@@ -48,12 +48,24 @@ FeatureMatrix with_missing(const FeatureMatrix& x, uint64_t seed) {
       const size_t c = col(rng);
       const bool categorical = schema[c].kind == FeatureKind::categorical;
       switch (rng() % 6) {
-        case 0: y.data[r * y.cols + c] = nan; break;
-        case 1: y.data[r * y.cols + c] = inf; break;
-        case 2: y.data[r * y.cols + c] = -inf; break;
-        case 3: y.data[r * y.cols + c] = categorical ? 7.0f : 1e30f; break;     // beyond the levels
-        case 4: y.data[r * y.cols + c] = categorical ? -1.0f : -1e30f; break;   // invalid code
-        default: y.data[r * y.cols + c] = categorical ? 1.5f : 0.0f; break;    // truncated to 1
+        case 0:
+          y.data[r * y.cols + c] = nan;
+          break;
+        case 1:
+          y.data[r * y.cols + c] = inf;
+          break;
+        case 2:
+          y.data[r * y.cols + c] = -inf;
+          break;
+        case 3:
+          y.data[r * y.cols + c] = categorical ? 7.0f : 1e30f;
+          break;  // beyond the levels
+        case 4:
+          y.data[r * y.cols + c] = categorical ? -1.0f : -1e30f;
+          break;  // invalid code
+        default:
+          y.data[r * y.cols + c] = categorical ? 1.5f : 0.0f;
+          break;  // truncated to 1
       }
     }
   }
