@@ -33,12 +33,12 @@
 #include "cks/common.hpp"
 #include "cks/features.hpp"
 #include "cks/hw.hpp"
+#include "cks/registry.hpp"
 #include "cks/sampling.hpp"
 #include "cks/shapes.hpp"
 
 namespace cks {
 
-class Registry;
 
 // Progress callback (what, done, total); total 0 when unknown.
 using AnalysisProgress = std::function<void(std::string_view what, size_t done, size_t total)>;
@@ -179,5 +179,75 @@ Table sampling_curve_table(const SamplingStudy& s);
 
 // "1pct", "5pct", "10pct": the column suffix of an eps.
 std::string eps_label(double eps);
+
+// ---------------------------------------------------------------- counter study (Table 3)
+// Hardware counters of profiled candidates (Nsight Compute, `ncu --clock-control none`), paired
+// with the throughput the harness measured for the same candidate in the same group. The
+// pipeline: `cks profile plan` picks the candidates (below), scripts/device/profile.sh runs
+// `cks-worker --profile` under ncu on the H200, `cks profile import` stores the counters in the
+// registry's `profiles` table, and `cks analyze counters` computes the correlations.
+
+struct ProfilePlanOptions {
+  Layout layout = Layout::tn;
+  size_t groups = 17;      // exhaustive ('eval') groups of the layout, a seeded choice
+  size_t per_group = 24;   // candidates per group, evenly spaced over the group's throughput ranks
+  std::string pool;        // kernel-ID file restricting the candidates (e.g. the kernels a lease compiles)
+  uint64_t seed = 0;
+};
+struct ProfileItem {
+  std::string tag;         // "p0001", ... unique in a plan
+  std::string group_key, set;
+  long m = 0, n = 0, k = 0;
+  Layout layout = Layout::tn;
+  uint64_t group_seed = 0; // the group's operand-data seed (the registry's groups.seed)
+  std::string kernel_id, knobs;
+  double tflops = 0;       // the corpus measurement that chose it
+};
+// Throws Error when fewer than `groups` groups have `per_group` status-ok candidates in the pool.
+std::vector<ProfileItem> plan_profiles(const AnalysisData& data, const Registry& reg, const ProfilePlanOptions& o);
+// Columns: tag, group_key, set, m, n, k, layout, seed, kernel_id, knobs, tflops.
+Table profile_plan_table(std::span<const ProfileItem> items);
+// Reads a plan written as CSV by profile_plan_table (throws Error naming the line on bad input).
+std::vector<ProfileItem> read_profile_plan(const std::string& path);
+
+struct ProfileImportStats {
+  std::string run_uuid;
+  size_t chunks = 0, items = 0, profiled = 0, rows = 0;
+  size_t unpaired = 0;     // profiled items without an ncu row (a chunk cut short)
+};
+// Imports the chunks of a profile directory: for each `<chunk>.results.tsv` (cks-worker
+// --profile) the matching `<chunk>.csv` (ncu --csv --page raw --print-units base); the i-th ncu
+// kernel row is the results row with seq = i. Every metric becomes a profiles row, plus the
+// harness's own timing under the profiler (cks__harness_mean_us, cks__harness_tflops). `run`
+// (kind 'profile') carries the provenance. Throws Error on a tag not in `plan`, a CSV without
+// the ID column, or more ncu rows than profiled items.
+ProfileImportStats import_profiles(Registry& reg, const std::string& dir, std::span<const ProfileItem> plan,
+                                   RunInfo run);
+
+// A counter of the study: a raw ncu metric or one derived from several (e.g. a stall share).
+struct CounterCorrelation {
+  std::string counter;       // e.g. "dram_throughput_pct"
+  std::string definition;    // how it is computed from the ncu metrics
+  size_t profiles = 0;       // profiles with a finite value and a throughput
+  size_t groups = 0, groups_computable = 0;
+  double rho_global = 0;     // rho(counter, T) over every profile pooled (NaN if constant)
+  double rho_within_mean = 0, rho_within_median = 0, share_positive = 0;  // over computable groups
+  double paper_global = 0, paper_within = 0, paper_share = 0;  // the paper's GH200 values (NaN: not given)
+};
+struct CounterStudy {
+  size_t profiles = 0, groups = 0;
+  size_t paired_corpus = 0;  // profiles whose T is the corpus measurement (else the harness's under ncu)
+  std::vector<CounterCorrelation> counters;
+  // Parameters against counters within groups (the paper: stages vs long-scoreboard stalls).
+  std::vector<CounterCorrelation> parameter_counter;
+};
+// Pairs each profile with T from `data` (the corpus), else with its own harness timing.
+CounterStudy counter_study(const Registry& reg, const AnalysisData& data, const HardwareDesc& hw);
+// Columns: counter, profiles, groups, groups_computable, rho_global, rho_within_mean,
+// rho_within_median, share_positive, paper_rho_global, paper_rho_within, paper_share_positive,
+// definition.
+Table counter_table(std::span<const CounterCorrelation> rows);
+// Per profile: group_key, kernel_id, knobs, tflops, then every counter of the study.
+Table counter_profile_table(const Registry& reg, const AnalysisData& data, const HardwareDesc& hw);
 
 }  // namespace cks

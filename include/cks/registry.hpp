@@ -98,6 +98,13 @@ struct MeasurementRow {
   std::string worker;           // "gpu0" ...
 };
 
+// One hardware counter of one profiled candidate (the counter study; schema v2). `value` is
+// NaN where the profiler reported none; metric is ncu's name, e.g. "dram__bytes_read.sum".
+struct ProfileRow {
+  std::string run_uuid, group_key, kernel_id, knobs, metric, unit;
+  double value = 0;
+};
+
 class Registry {
  public:
   // Opens (creating and migrating as needed) a registry file in WAL mode.
@@ -132,6 +139,9 @@ class Registry {
   // crash and timeout), or max_attempts rows. Plan items are not consulted.
   std::vector<std::pair<std::string, std::string>> final_items(const std::string& group_key, int max_attempts) const;
 
+  void insert_profiles(const std::vector<ProfileRow>& rows);  // one transaction; idempotent on the key
+  std::vector<ProfileRow> profiles() const;  // every profile row, by run, group, kernel, knobs, metric
+
   void insert_measurement(MeasurementRow m);      // one transaction, committed on return
   void insert_measurements(std::vector<MeasurementRow> ms);  // one transaction
 
@@ -148,7 +158,7 @@ class Registry {
 };
 
 // Merge registries (or gzip-compressed shards, *.db.gz) into `dest` without duplicates.
-struct MergeStats { long runs = 0, groups = 0, kernels = 0, measurements = 0, plan_items = 0; };
+struct MergeStats { long runs = 0, groups = 0, kernels = 0, measurements = 0, plan_items = 0, profiles = 0; };
 // Runs, kernels (ok preferred, then newest updated_at), groups (key+set), plan items and
 // measurements (uuid) are keyed on natural keys, so merging the same source twice adds
 // nothing. Returns the number of rows new to `dest`. Sources older than the current schema

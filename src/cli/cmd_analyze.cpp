@@ -4,6 +4,8 @@
 #include <iostream>
 #include <memory>
 
+#include <nlohmann/json.hpp>
+
 #include "cks/analysis.hpp"
 #include "cks/registry.hpp"
 #include "cli/commands.hpp"
@@ -152,13 +154,135 @@ void register_sampling_study(CLI::App* analyze) {
   });
 }
 
+void register_counter_study(CLI::App* analyze) {
+  auto* cmd = analyze->add_subcommand(
+      "counters", "hardware counters of profiled candidates (cks profile import) vs throughput: pooled and within groups");
+  auto o = std::make_shared<CommonOpts>();
+  add_common(cmd, *o);
+  cmd->callback([o] {
+    const Format f = parse_format(o->format);
+    const HardwareDesc hw = hw_preset(o->preset);
+    prepare_out_dir(o->out_dir);
+    auto source = open_data(o->source.registry, o->source.data);
+    RegistryOptions ro;
+    ro.create = false;
+    Registry reg(source->path(), ro);
+    AnalysisLoadOptions lo;
+    lo.groups = GroupSelection::eval;
+    lo.include_cut = true;
+    AnalysisData data;  // the corpus throughput of the profiled candidates, where the data has it
+    try {
+      data = load_analysis_data(reg, hw, lo, stderr_progress());
+    } catch (const Error& e) {
+      std::cerr << "cks: note: " << e.what() << "; profiles are paired with their own harness timing\n";
+    }
+    const CounterStudy s = counter_study(reg, data, hw);
+    std::cerr << "cks analyze counters: " << s.profiles << " profiles in " << s.groups << " groups (" << s.paired_corpus
+              << " paired with the corpus measurement, the rest with the harness's timing under ncu)\n";
+    if (o->out_dir.empty()) {
+      std::vector<CounterCorrelation> all = s.counters;
+      all.insert(all.end(), s.parameter_counter.begin(), s.parameter_counter.end());
+      emit(counter_table(all), "", f, "");
+    } else {
+      emit(counter_table(s.counters), "counters", f, o->out_dir);
+      emit(counter_table(s.parameter_counter), "counters_parameters", f, o->out_dir);
+      emit(counter_profile_table(reg, data, hw), "counter_profiles", f, o->out_dir);
+    }
+  });
+}
+
+// `cks profile plan|import`: the candidates of the counter study and their Nsight Compute
+// profiles (the device side is scripts/device/profile.sh).
+void register_profile(CLI::App& app) {
+  auto* profile = app.add_subcommand("profile", "hardware-counter profiles for the counter study: plan, import");
+  profile->require_subcommand(1);
+
+  auto* plan = profile->add_subcommand("plan", "choose candidates of exhaustive groups, spread over their throughput ranks");
+  auto po = std::make_shared<ProfilePlanOptions>();
+  auto pc = std::make_shared<CommonOpts>();
+  auto layout = std::make_shared<std::string>("tn");
+  add_common(plan, *pc);
+  plan->add_option("--layout", *layout, "layout of the groups")->capture_default_str();
+  plan->add_option("--groups", po->groups, "evaluation groups (seeded choice)")->capture_default_str();
+  plan->add_option("--per-group", po->per_group, "candidates per group, evenly spaced over its throughput ranks")
+      ->capture_default_str();
+  plan->add_option("--pool", po->pool, "kernel-ID file: only these kernels (e.g. the ones a lease compiles)");
+  plan->add_option("--seed", po->seed, "seed of the group choice")->capture_default_str();
+  plan->callback([po, pc, layout] {
+    const Format f = parse_format(pc->format);
+    po->layout = parse_layout(*layout);
+    const HardwareDesc hw = hw_preset(pc->preset);
+    auto source = open_data(pc->source.registry, pc->source.data);
+    RegistryOptions ro;
+    ro.create = false;
+    Registry reg(source->path(), ro);
+    AnalysisLoadOptions lo;
+    lo.groups = GroupSelection::eval;
+    lo.include_cut = false;
+    const AnalysisData data = load_analysis_data(reg, hw, lo, stderr_progress());
+    const auto items = plan_profiles(data, reg, *po);
+    std::cerr << "cks profile plan: " << items.size() << " candidates in " << po->groups << " groups\n";
+    emit(profile_plan_table(items), "profile_plan", f, pc->out_dir);
+  });
+
+  auto* imp = profile->add_subcommand("import", "store the counters of a profile directory in a registry");
+  auto plan_path = std::make_shared<std::string>();
+  auto dir = std::make_shared<std::string>();
+  auto registry = std::make_shared<std::string>();
+  auto prov = std::make_shared<std::string>();
+  auto fmt = std::make_shared<std::string>();
+  imp->add_option("--plan", *plan_path, "the profile plan (cks profile plan, CSV)")->required();
+  imp->add_option("--dir", *dir, "directory of <chunk>.results.tsv and <chunk>.csv files")->required();
+  imp->add_option("--registry", *registry, "registry to write (created if absent)")->required();
+  imp->add_option("--provenance", *prov,
+                  "JSON file of the run's provenance: gpu_name, gpu_uuid, driver_version, cuda_version, git_sha, "
+                  "host, started_at, ended_at, command; every other key goes to extra_json")
+      ->required();
+  add_format(imp, *fmt);
+  imp->callback([plan_path, dir, registry, prov, fmt] {
+    const Format f = parse_format(*fmt);
+    const auto items = read_profile_plan(*plan_path);
+    std::ifstream in(*prov);
+    if (!in) throw Error("cannot read " + *prov);
+    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (!j.is_object()) throw Error(*prov + ": not a JSON object");
+    RunInfo run;
+    auto take = [&](const char* key, std::string& field) {
+      if (j.contains(key)) {
+        field = j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+        j.erase(key);
+      }
+    };
+    take("gpu_name", run.gpu_name);
+    take("gpu_uuid", run.gpu_uuid);
+    take("driver_version", run.driver_version);
+    take("cuda_version", run.cuda_version);
+    take("cutlass_version", run.cutlass_version);
+    take("git_sha", run.git_sha);
+    take("host", run.host);
+    take("command", run.command);
+    take("started_at", run.started_at);
+    take("ended_at", run.ended_at);
+    run.extra_json = j.dump();
+    Registry reg(*registry);
+    const ProfileImportStats st = import_profiles(reg, *dir, items, run);
+    Table t({"run_uuid", "chunks", "items", "profiled", "unpaired", "rows"});
+    t.add_row({st.run_uuid, static_cast<int64_t>(st.chunks), static_cast<int64_t>(st.items),
+               static_cast<int64_t>(st.profiled), static_cast<int64_t>(st.unpaired), static_cast<int64_t>(st.rows)});
+    t.write(std::cout, f);
+  });
+}
+
 }  // namespace
 
 void register_analyze(CLI::App& app) {
-  auto* analyze = app.add_subcommand("analyze", "studies of the measured corpus: feature correlations, sampling policies");
+  auto* analyze =
+      app.add_subcommand("analyze", "studies of the measured corpus: feature correlations, sampling policies, counters");
   analyze->require_subcommand(1);
   register_features_study(analyze);
   register_sampling_study(analyze);
+  register_counter_study(analyze);
+  register_profile(app);
 }
 
 }  // namespace cks::cli

@@ -118,6 +118,7 @@ void register_merge(CLI::App* data) {
     t.add_row({std::string("kernels"), int64_t{s.kernels}});
     t.add_row({std::string("plan_items"), int64_t{s.plan_items}});
     t.add_row({std::string("measurements"), int64_t{s.measurements}});
+    t.add_row({std::string("profiles"), int64_t{s.profiles}});
     t.write(std::cout, format);
   });
 }

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "cks/common.hpp"
 #include "cks/plan.hpp"
@@ -42,10 +43,14 @@ Plan make_remeasure_plan(const Registry& reg, const RemeasureOptions& o) {
   f.set = o.set;
   size_t total = 0;
   std::vector<Observation> eligible;
+  // A candidate measured more than once (an earlier re-measure) is eligible once: a plan lists a
+  // candidate of a group once.
+  std::set<std::tuple<std::string, std::string, std::string, std::string>> seen;
   scan_ok_measurements(reg, f, [&](const Observation& ob) {
     ++total;
     if (!o.layouts.empty() && std::find(o.layouts.begin(), o.layouts.end(), ob.layout) == o.layouts.end()) return;
     if (!pool.empty() && !pool.count(ob.kernel_id)) return;
+    if (!seen.emplace(ob.group_key, ob.set, ob.kernel_id, ob.knobs).second) return;
     eligible.push_back(ob);
   });
   if (eligible.empty()) throw Error("no eligible ok measurements to re-measure (check --set, --layouts and --pool)");

@@ -51,6 +51,7 @@ std::vector<std::pair<std::string, std::string>> merge_statements(sqlite3* db, b
                           " WHERE (excluded.status = 'ok', excluded.updated_at) > (kernels.status = 'ok', "
                           "kernels.updated_at)"),
       copy("measurements", "ON CONFLICT DO NOTHING"),
+      copy("profiles", "ON CONFLICT DO NOTHING"),
   };
   if (plan_items) out.push_back(copy("plan_items", "ON CONFLICT DO NOTHING"));
   return out;
@@ -118,6 +119,7 @@ void merge_one(sqlite3* db, const std::string& src_path, bool plan_items, MergeS
       else if (table == "groups") stats.groups += added;
       else if (table == "kernels") stats.kernels += added;
       else if (table == "plan_items") stats.plan_items += added;
+      else if (table == "profiles") stats.profiles += added;
       else stats.measurements += added;
     }
     tx.commit();

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <mutex>
 #include <unordered_map>
 
@@ -284,6 +285,36 @@ int Registry::attempts(const std::string& group_key, const std::string& kernel_i
 }
 
 void Registry::insert_measurement(MeasurementRow m) { insert_measurements({std::move(m)}); }
+
+void Registry::insert_profiles(const std::vector<ProfileRow>& rows) {
+  std::lock_guard lock(impl_->mu);
+  for (const auto& r : rows) {
+    require(!r.run_uuid.empty() && !r.group_key.empty() && !r.kernel_id.empty() && !r.metric.empty(),
+            "profile row without its run, group, kernel or metric");
+  }
+  Transaction tx(db_);
+  Use s(impl_->stmts.get(
+      "INSERT INTO profiles(run_uuid, group_key, kernel_id, knobs, metric, value, unit) "
+      "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT DO UPDATE SET value = excluded.value, unit = excluded.unit"));
+  for (const auto& r : rows) {
+    s->bind_all(r.run_uuid, r.group_key, r.kernel_id, r.knobs, r.metric, r.value, r.unit).run();
+    s->reset();
+  }
+  tx.commit();
+}
+
+std::vector<ProfileRow> Registry::profiles() const {
+  std::lock_guard lock(impl_->mu);
+  Use s(impl_->stmts.get("SELECT run_uuid, group_key, kernel_id, knobs, metric, value, unit FROM profiles "
+                         "ORDER BY run_uuid, group_key, kernel_id, knobs, metric"));
+  std::vector<ProfileRow> out;
+  while (s->step()) {
+    ProfileRow r{s->col_text(0), s->col_text(1), s->col_text(2), s->col_text(3), s->col_text(4), s->col_text(6)};
+    r.value = s->is_null(5) ? std::numeric_limits<double>::quiet_NaN() : s->col_double(5);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
 
 void Registry::insert_measurements(std::vector<MeasurementRow> ms) {
   std::lock_guard lock(impl_->mu);

@@ -74,9 +74,20 @@ CREATE INDEX measurements_candidate ON measurements(group_key, kernel_id, knobs)
 CREATE INDEX measurements_status ON measurements(status);
 )sql";
 
+// v2: hardware-counter profiles (the counter study, docs/analysis.md): one row per profiled
+// candidate and metric, from an Nsight Compute run recorded in `runs` (kind 'profile', its
+// ncu version, clock control and metric list in extra_json).
+constexpr const char* kV2 = R"sql(
+CREATE TABLE profiles(
+  run_uuid TEXT NOT NULL, group_key TEXT NOT NULL, kernel_id TEXT NOT NULL, knobs TEXT NOT NULL DEFAULT '',
+  metric TEXT NOT NULL, value REAL, unit TEXT NOT NULL DEFAULT '',
+  PRIMARY KEY(run_uuid, group_key, kernel_id, knobs, metric));
+)sql";
+
 const std::vector<Migration>& migrations() {
   static const std::vector<Migration> steps = {
       {"runs, groups, kernels, plan items, measurements", kV1},
+      {"hardware-counter profiles", kV2},
   };
   return steps;
 }

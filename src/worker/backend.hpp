@@ -49,6 +49,10 @@ struct MeasureSpec {
   RuntimeKnobs knobs;
   bool check = true;        // compare against the cuBLAS reference (first time in a group)
   double cutoff_us = 0;     // >0: stop early (status "cut") if the warm-up mean exceeds this
+  // After an ok measurement, one more launch bracketed by cudaProfilerStart/Stop, alone in the
+  // profiler's range (its workspace reset happens before the range): what `ncu
+  // --profile-from-start off` profiles in `cks-worker --profile` (the counter study).
+  bool profile = false;
 };
 
 struct MeasureResult {

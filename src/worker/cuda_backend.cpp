@@ -19,6 +19,7 @@
 #ifdef CKS_HAVE_CUDA
 
 #include <cublas_v2.h>
+#include <cuda_profiler_api.h>
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
@@ -520,6 +521,15 @@ MeasureResult CudaBackend::measure_candidate(const MeasureSpec& m) {
   bool cut = false;
   res.timing = run_protocol(prepare, launch, m.cutoff_us, cut);
   res.status = cut ? "cut" : "ok";
+  if (m.profile && !cut) {
+    const int i = kLaunches - 1;  // a replica the timed rounds used; its ops already exist
+    prepare(i);
+    sync();
+    check(cudaProfilerStart(), "cudaProfilerStart");
+    launch(i);
+    sync();
+    check(cudaProfilerStop(), "cudaProfilerStop");
+  }
   if (cut)
     res.error = "warm-up round " + format_double(res.timing.mean_us) + " us > cut-off " + format_double(m.cutoff_us) + " us";
   return res;

@@ -123,7 +123,7 @@ TEST(RegistryDurability, CheckpointIsAConsistentSnapshotWhileWriting) {
     EXPECT_EQ(rows % 10, 0) << "checkpoint caught half a transaction";
     EXPECT_GE(rows, last);
     last = rows;
-    EXPECT_EQ(sql_text(dest, "SELECT value FROM meta WHERE key='schema_version'"), "1");
+    EXPECT_EQ(sql_text(dest, "SELECT value FROM meta WHERE key='schema_version'"), "2");
   }
   stop = true;
   t.join();

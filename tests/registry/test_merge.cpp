@@ -150,7 +150,7 @@ TEST(RegistryStats, CountsEverythingTheIssueAsksFor) {
   merge_registries(dest, {t.a, t.b});
   Registry r(dest);
   const auto s = registry_stats(r);
-  EXPECT_EQ(s["schema_version"], 1);
+  EXPECT_EQ(s["schema_version"], 2);
   EXPECT_EQ(s["runs"]["total"], 2);
   EXPECT_EQ(s["runs"]["with_provenance"], 1);
   EXPECT_EQ(s["groups"]["total"], 4);

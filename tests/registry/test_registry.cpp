@@ -13,10 +13,10 @@ using namespace cks::test;
 TEST(RegistrySchema, CreatesVersionedSchemaInWalMode) {
   ScratchDir dir;
   Registry r(dir.file("reg.db"));
-  EXPECT_EQ(Registry::schema_version(), 1);
-  EXPECT_EQ(sql_text(r.path(), "SELECT value FROM meta WHERE key='schema_version'"), "1");
+  EXPECT_EQ(Registry::schema_version(), 2);
+  EXPECT_EQ(sql_text(r.path(), "SELECT value FROM meta WHERE key='schema_version'"), "2");
   EXPECT_EQ(sql_text(r.path(), "PRAGMA journal_mode"), "wal");
-  for (const char* table : {"runs", "groups", "kernels", "plan_items", "measurements"})
+  for (const char* table : {"runs", "groups", "kernels", "plan_items", "measurements", "profiles"})
     EXPECT_EQ(sql_text(r.path(), std::string("SELECT count(*) FROM sqlite_master WHERE name='") + table + "'"), "1")
         << table;
   EXPECT_EQ(sql_text(r.path(), "SELECT count(*) FROM sqlite_master WHERE type='index' AND name LIKE 'measurements_%'"),
@@ -28,7 +28,7 @@ TEST(RegistrySchema, MigratesAnEmptyVersionZeroFile) {
   const std::string path = dir.file("v0.db");
   std::ofstream(path).close();  // a zero-byte file is an empty SQLite database (version 0)
   { Registry r(path); }
-  EXPECT_EQ(sql_text(path, "SELECT value FROM meta WHERE key='schema_version'"), "1");
+  EXPECT_EQ(sql_text(path, "SELECT value FROM meta WHERE key='schema_version'"), "2");
   // Reopening a current file changes nothing.
   Registry again(path);
   EXPECT_EQ(sql_count(path, "measurements"), 0);
