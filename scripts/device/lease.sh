@@ -60,7 +60,7 @@ ship() {  # $1: registry file to ship
   } > "$OUTDIR/info.txt" 2>&1
   tail -c 3000000 out/collect.log > "$OUTDIR/collect.log" 2> /dev/null
   # The counter study's profiles (scripts/device/profile.sh), when one runs beside collect.
-  [ -d out/profile ] && tar -cJf "$OUTDIR/profile.tar.xz" -C out profile profile.log 2> /dev/null
+  [ -d out/profile ] && tar -cJf "$OUTDIR/profile.tar.xz" -C out profile 2> /dev/null
   ls -la "$OUTDIR"
 }
 

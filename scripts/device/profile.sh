@@ -3,8 +3,10 @@
 # with Nsight Compute on one GPU, while `cks collect` may still be running on the others. Run on
 # the H200 machine from the repository root (binaries in .carry/bin):
 #
-#   scripts/device/profile.sh PLAN.csv REGISTRY KERNEL_CACHE DEVICE OUT_DIR [DEADLINE_EPOCH_S]
+#   scripts/device/profile.sh PLAN.csv REGISTRY KERNEL_CACHE DEVICE OUT_DIR [DEADLINE_EPOCH_S] [SHARD]
 #
+# SHARD "i/n" profiles only the groups whose index (in group-key order) is i modulo n, so n GPUs
+# can share a plan: one OUT_DIR per GPU, each imported as its own run (its GPU's provenance).
 # 1. Waits until every kernel of the plan has a final compile status in REGISTRY (the live
 #    collect registry, read-only) and resolves each to its library in KERNEL_CACHE.
 # 2. Per group (a chunk): `ncu --profile-from-start off --clock-control none` over
@@ -14,7 +16,7 @@
 # 3. Writes OUT_DIR/provenance.json (GPU, driver, CUDA, ncu version, metric list, clocks policy).
 # Import at home: `cks profile import --plan PLAN.csv --dir OUT_DIR --provenance OUT_DIR/provenance.json`.
 set -uo pipefail
-PLAN=$1 REG=$2 CACHE=$3 DEV=$4 DIR=$5 DEADLINE=${6:-0}
+PLAN=$1 REG=$2 CACHE=$3 DEV=$4 DIR=$5 DEADLINE=${6:-0} SHARD=${7:-0/1}
 BIN=${BIN:-.carry/bin}
 mkdir -p "$DIR"
 STARTED=$(date -u +%FT%TZ)
@@ -51,10 +53,14 @@ EOF
 log "metrics: $METRICS"
 
 # 1. Wait for the plan's kernels, then write the worker's item files, one chunk per group.
-python3 - "$PLAN" "$REG" "$CACHE" "$DIR" "$DEADLINE" <<'EOF' || exit 1
+python3 - "$PLAN" "$REG" "$CACHE" "$DIR" "$DEADLINE" "$SHARD" <<'EOF' || exit 1
 import csv, os, sqlite3, sys, time
 plan, reg, cache, out, deadline = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], float(sys.argv[5])
+shard, nshards = map(int, sys.argv[6].split("/"))
 items = list(csv.DictReader(open(plan)))
+keys = sorted({it["group_key"] for it in items})
+mine = {k for i, k in enumerate(keys) if i % nshards == shard}
+items = [it for it in items if it["group_key"] in mine]
 want = {it["kernel_id"] for it in items}
 while True:
     try:
@@ -79,8 +85,8 @@ for it in items:
     line = "\t".join([it["tag"], it["m"], it["n"], it["k"], it["layout"], it["seed"],
                       os.path.abspath(f"{cache}/cks_{r[2]}.so"), str(r[3]), it["kernel_id"], it["knobs"]])
     chunks.setdefault(it["group_key"], []).append(line)
-for i, (key, lines) in enumerate(sorted(chunks.items())):
-    with open(f"{out}/c{i:02d}_{key}.items.tsv", "w") as f:
+for key, lines in sorted(chunks.items()):
+    with open(f"{out}/c{keys.index(key):02d}_{key}.items.tsv", "w") as f:
         f.write("\n".join(lines) + "\n")
 print(f"profile: {sum(map(len, chunks.values()))} candidates in {len(chunks)} chunks", file=sys.stderr)
 EOF
