@@ -35,7 +35,8 @@ struct CollectOptions {
   // Failure detection. A measurement (or group set-up, or worker start) that has not answered
   // within deadline_s is a timeout; so is a worker whose heartbeats stop for
   // heartbeat_timeout_s. A candidate failing (crash/timeout) max_attempts times is final and
-  // quarantines its kernel: its remaining items are recorded `quarantined`.
+  // quarantines its kernel: its remaining items are recorded `quarantined`. So does a kernel
+  // whose launches left the worker's CUDA context unusable 3 times without one ok result.
   double deadline_s = 30;
   double heartbeat_timeout_s = 10;
   int max_attempts = 2;

@@ -10,6 +10,9 @@ writes PNGs next to them (or to --out-dir):
   sampling_p_eps.png               P_eps(B) per policy, one panel per eps
   sampling_alpha.png               the alpha ablation: mean regret and P_0.05 vs alpha, per budget
   sampling_tail.png                share of each group's candidates within eps of the oracle
+  counters_rho.png                 the counter study: pooled rho vs mean within-group rho_g per counter,
+                                   the paper's GH200 values as markers
+  counters_scatter.png             within-group view: throughput / group best vs the leading counters
 
 Only the standard library, numpy and matplotlib (scripts/requirements.txt).
 
@@ -224,6 +227,56 @@ def plot_sampling_tail(rows, out_dir):
     save(fig, out_dir, "sampling_tail.png")
 
 
+def plot_counters(rows, out_dir):
+    rows = [r for r in rows if not math.isnan(num(r["rho_within_mean"]))]
+    rows.sort(key=lambda r: num(r["rho_within_mean"]))
+    y = np.arange(len(rows))
+    fig, ax = plt.subplots(figsize=(8.5, 0.32 * len(rows) + 1.5))
+    ax.barh(y + 0.2, [num(r["rho_global"]) for r in rows], height=0.4, color="tab:gray",
+            label="pooled ρ (all profiles)")
+    ax.barh(y - 0.2, [num(r["rho_within_mean"]) for r in rows], height=0.4, color="tab:blue",
+            label="mean within-group ρ_g")
+    for i, r in enumerate(rows):
+        if not math.isnan(num(r["paper_rho_global"])):
+            ax.plot(num(r["paper_rho_global"]), i + 0.2, "k|", markersize=12, mew=2)
+        if not math.isnan(num(r["paper_rho_within"])):
+            ax.plot(num(r["paper_rho_within"]), i - 0.2, "r|", markersize=12, mew=2)
+    ax.plot([], [], "k|", markersize=10, mew=2, label="paper GH200: pooled")
+    ax.plot([], [], "r|", markersize=10, mew=2, label="paper GH200: within-group")
+    ax.set_yticks(y)
+    ax.set_yticklabels([r["counter"] for r in rows], fontsize=8)
+    ax.axvline(0, color="black", lw=0.6)
+    ax.set_xlim(-1.05, 1.05)
+    ax.set_xlabel("Spearman ρ with measured throughput")
+    n = rows[0]["profiles"] if rows else "?"
+    g = rows[0]["groups"] if rows else "?"
+    ax.set_title(f"Counter study, H200: {n} Nsight Compute profiles in {g} groups")
+    ax.legend(fontsize=7, loc="lower right")
+    save(fig, out_dir, "counters_rho.png")
+
+
+def plot_counter_scatter(rows, out_dir, counters=("dram_throughput_pct", "tensor_active_pct", "sm_active_pct",
+                                                   "l2_read_sectors")):
+    best = {}
+    for r in rows:
+        best[r["group_key"]] = max(best.get(r["group_key"], 0.0), num(r["tflops"]))
+    present = [c for c in counters if c in rows[0]]
+    fig, axes = plt.subplots(1, len(present), figsize=(3.6 * len(present), 3.4), squeeze=False)
+    keys = sorted(best)
+    cmap = plt.get_cmap("tab20", len(keys))
+    for ax, c in zip(axes[0], present):
+        for i, key in enumerate(keys):
+            pts = [(num(r[c]), num(r["tflops"]) / best[key]) for r in rows if r["group_key"] == key]
+            ax.scatter([p[0] for p in pts], [p[1] for p in pts], s=9, color=cmap(i), alpha=0.8)
+        ax.set_xlabel(c)
+        if c.endswith("sectors") or c.endswith("bytes"):
+            ax.set_xscale("log")
+        ax.set_ylim(0, 1.05)
+    axes[0][0].set_ylabel("T / best T in its group")
+    fig.suptitle("Counters vs throughput, one colour per group", fontsize=10)
+    save(fig, out_dir, "counters_scatter.png")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--in-dir", default="docs/analysis", help="directory of the cks analyze CSVs")
@@ -249,8 +302,16 @@ def main():
     tail = os.path.join(args.in_dir, "sampling_tail.csv")
     if os.path.exists(tail):
         plot_sampling_tail(read_csv(tail), out_dir)
+    counters = os.path.join(args.in_dir, "counters.csv")
+    if os.path.exists(counters):
+        rows = read_csv(counters) + read_csv(os.path.join(args.in_dir, "counters_parameters.csv"))
+        plot_counters(rows, out_dir)
+        profiles = os.path.join(args.in_dir, "counter_profiles.csv")
+        if os.path.exists(profiles):
+            plot_counter_scatter(read_csv(profiles), out_dir)
+        found = True
     if not found:
-        sys.exit(f"plot_analysis: no features_*.csv or sampling_curves.csv in {args.in_dir}")
+        sys.exit(f"plot_analysis: no features_*.csv, sampling_curves.csv or counters.csv in {args.in_dir}")
 
 
 if __name__ == "__main__":

@@ -105,9 +105,9 @@ for items in "$DIR"/*.items.tsv; do
 done
 
 # 3. Provenance of the run.
-python3 - "$DIR/provenance.json" "$DEV" "$STARTED" "$METRICS" <<'EOF'
+python3 - "$DIR/provenance.json" "$DEV" "$STARTED" "$METRICS" "$0 $*" <<'EOF'
 import json, socket, subprocess, sys, datetime, os
-path, dev, started, metrics = sys.argv[1:5]
+path, dev, started, metrics, command = sys.argv[1:6]
 def sh(cmd):
     try:
         return subprocess.run(cmd, shell=True, capture_output=True, text=True, timeout=60).stdout.strip()
@@ -120,8 +120,8 @@ prov = {
     "cuda_version": sh("nvcc --version | tail -2 | head -1"),
     "cutlass_version": open("third_party/cutlass/.version").read().strip() if os.path.exists("third_party/cutlass/.version") else "4.2.0",
     "git_sha": os.environ.get("CKS_GIT_SHA", ""), "host": socket.gethostname(),
-    "started_at": started, "ended_at": datetime.datetime.utcnow().strftime("%Y-%m-%dT%H:%M:%SZ"),
-    "command": "scripts/device/profile.sh " + " ".join(sys.argv[1:3]),
+    "started_at": started, "ended_at": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+    "command": command,
     "ncu_version": sh("ncu --version | tail -1"), "clock_control": "none", "cache_control": "all",
     "replay_mode": "kernel", "device": int(dev), "metrics": metrics.split(","),
     "sm_clock_after": q[3] if len(q) > 3 else "", "sm_clock_max": q[4] if len(q) > 4 else "",

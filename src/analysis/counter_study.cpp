@@ -247,7 +247,11 @@ ProfileImportStats import_profiles(Registry& reg, const std::string& dir, std::s
         const std::string& h = header[c];
         const auto tab = h.find('\t');
         const std::string metric = h.substr(0, tab), unit = tab == std::string::npos ? "" : h.substr(tab + 1);
-        if (metric.find("__") == std::string::npos) continue;  // ID, names, grid/block text columns
+        // ID, names and grid/block text columns have no "__"; device attributes and the C2C link
+        // are the same for every row of a GPU (its provenance has them).
+        if (metric.find("__") == std::string::npos || metric.starts_with("device__attribute") ||
+            metric.starts_with("c2clink__"))
+          continue;
         rows.push_back({st.run_uuid, item.group_key, item.kernel_id, item.knobs, metric, unit, parse_number(f[c])});
       }
       const double us = harness_us[row];

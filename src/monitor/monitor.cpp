@@ -56,6 +56,12 @@ using worker::RequestType;
 // A GPU whose worker fails this many times in a row outside any request (at start-up or while
 // idle) is given up: nothing can be attributed, so retrying would loop forever.
 constexpr int kMaxIdleFailures = 3;
+// A kernel whose results left the worker's context unusable this many times, with no status-ok
+// result in the run, is quarantined (a fatal launch_error is final for its candidate, so
+// max_attempts does not bound these: without this, every group would restart a worker for it).
+constexpr int kMaxFatalWithoutOk = 3;
+// Ready items that make a group beyond the window worth a set-up (next_group()).
+constexpr size_t kSetupItems = 64;
 constexpr int kPollMs = 50;
 constexpr double kQuitGraceS = 1.0;  // a worker asked to quit is killed after this long
 constexpr double kInf = std::numeric_limits<double>::infinity();
@@ -114,6 +120,8 @@ struct KernelState {
   std::map<size_t, size_t> queued_in_group;  // group index -> items of this kernel in its queue
   std::optional<KernelDesc> desc;
   std::string final_error;                   // why it was quarantined / failed to compile
+  int ok_results = 0;                        // status-ok measurements in this run
+  int fatal_results = 0;                     // results that left the worker's context unusable
 };
 
 enum class WorkerStatus {
@@ -509,7 +517,10 @@ void Collector::detach(Worker& w) {
 // among the first max(8, 4 x workers) unfinished groups, the one with the most ready items (a group
 // set-up costs a cuBLAS reference and baseline, so it should pay off over many measurements),
 // preferring one no other worker is on. While compilation lags and none of those has a ready
-// item, the GPU keeps busy on whichever later group has the most.
+// item, the GPU keeps busy on the first later group (plan order) with at least kSetupItems ready
+// items (or all it has left), else on the later group with the most. Plan order matters there:
+// lease 3 took "most ready" and starved 15 exhaustive evaluation groups (2,000 items each) for
+// training groups of 3,000.
 std::optional<size_t> Collector::next_group() const {
   const size_t window = std::max<size_t>(8, 4 * workers_.size());
   const auto better = [&](size_t a, std::optional<size_t> b) {
@@ -518,15 +529,28 @@ std::optional<size_t> Collector::next_group() const {
     if ((ga.workers_on == 0) != (gb.workers_on == 0)) return ga.workers_on == 0;
     return ga.ready > gb.ready;  // ties: the earlier group (scanned first)
   };
-  std::optional<size_t> best;
+  std::optional<size_t> best;          // in the window: the most ready items, free groups first
+  std::optional<size_t> first_enough;  // beyond it: the first busy group with enough ready items
+  std::optional<size_t> most;          // beyond it: the most ready items
   size_t unfinished = 0;
   for (size_t gi = 0; gi < groups_.size(); ++gi) {
     const GroupState& g = groups_[gi];
     if (g.abandoned || g.queue.empty()) continue;
-    if (unfinished++ == window && best) return best;
-    if (g.ready > 0 && better(gi, best)) best = gi;
+    const bool in_window = unfinished++ < window;
+    if (!in_window && best) return best;
+    if (g.ready == 0) continue;
+    if (in_window) {
+      if (better(gi, best)) best = gi;
+      continue;
+    }
+    if (g.ready >= std::min(kSetupItems, g.queue.size())) {
+      if (g.workers_on == 0) return gi;
+      if (!first_enough) first_enough = gi;
+    }
+    if (better(gi, most)) most = gi;
   }
-  return best;
+  if (best) return best;
+  return first_enough ? first_enough : most;
 }
 
 // An idle worker measures the next ready item of its group, or sets up another group
@@ -690,8 +714,21 @@ void Collector::on_result(Worker& w, const Event& e) {
   g.checked.insert(run.item.kernel);
   if (res.status == "ok") g.best_us = std::min(g.best_us, res.timing.mean_us);
   w.running.reset();
+  KernelState& ks = kernels_.at(run.item.kernel);
+  if (res.status == "ok") ++ks.ok_results;
   if (res.fatal) {
-    // Sticky error: the worker exits by itself; respawn it then, charging nothing more.
+    // Sticky error: the worker exits by itself; respawn it then, charging nothing more. A
+    // kernel that only ever poisons the context (e.g. a misaligned-address fault on every
+    // shape) is quarantined: each further try would cost a worker restart.
+    ++ks.fatal_results;
+    if (ks.ok_results == 0 && ks.fatal_results >= kMaxFatalWithoutOk && ks.status != KernelStatus::quarantined) {
+      note(w.name + ": " + run.item.kernel + " left the CUDA context unusable " + std::to_string(ks.fatal_results) +
+           " times and never ran: kernel quarantined");
+      ++summary_.kernels_quarantined;
+      drop_kernel(run.item.kernel, KernelStatus::quarantined,
+                  "kernel quarantined: " + std::to_string(ks.fatal_results) +
+                      " fatal launch errors and no successful run (last: " + res.error + ")");
+    }
     w.status = WorkerStatus::exiting;
     w.deadline = after(o_.deadline_s);
     return;

@@ -303,5 +303,30 @@ TEST(MonitorFaults, CutFactorStopsSlowCandidates) {
   EXPECT_GT(cut, 0u);
 }
 
+TEST(MonitorFaults, KernelThatOnlyPoisonsTheContextIsQuarantinedAfterThreeFatalErrors) {
+  // Lease 3 (NT): ten kernels faulted with a misaligned address on every shape; each fatal
+  // result restarted a worker (737 restarts). Now the third such result quarantines the kernel.
+  TempDir dir;
+  std::vector<TestGroup> groups;
+  for (int i = 0; i < 6; ++i) {
+    TestGroup g = kernel_range_group(kM + 64 * i, kN, kK, 10 * i, 3);
+    g.candidates.emplace_back(fake_kernel(99), kDefaultKnobs);
+    groups.push_back(g);
+  }
+  const std::string plan = write_test_plan(dir / "plan.jsonl", groups);
+  CollectOptions o = fake_options(plan, dir / "reg.db");
+  o.fault_spec = "launch_error@" + fake_kernel(99);
+  o.max_attempts = 2;
+  const CollectSummary s = collect(o);
+  EXPECT_TRUE(s.complete());
+  EXPECT_EQ(s.kernels_quarantined, 1u);
+  EXPECT_EQ(s.respawns, 3u) << "three fatal results, then no more worker restarts";
+  std::map<std::string, int> statuses;
+  for (const auto& r : read_rows(dir / "reg.db"))
+    if (r.kernel == fake_kernel(99)) ++statuses[r.status];
+  EXPECT_EQ(statuses["launch_error"], 3);
+  EXPECT_EQ(statuses["quarantined"], 3);
+}
+
 }  // namespace
 }  // namespace cks::test

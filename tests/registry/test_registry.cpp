@@ -46,7 +46,7 @@ TEST(RegistrySchema, RefusesNewerVersionsAndForeignFiles) {
     Registry r(newer);
     FAIL() << "opened a newer registry";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 99, newer than this cks supports (1)"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("schema version 99, newer than this cks supports (2)"), std::string::npos)
         << e.what();
   }
 
