@@ -51,8 +51,27 @@ json groups_json(sqlite3* db) {
   json by_set_layout = json::object();
   Stmt s(db, "SELECT set_name, layout, count(*) FROM groups GROUP BY set_name, layout ORDER BY set_name, layout");
   while (s.step()) by_set_layout[s.col_text(0)][s.col_text(1)] = s.col_int(2);
+  // Groups with at least one CUTLASS measurement (planned groups a collection has not reached
+  // are not training or evaluation data yet).
+  json measured = json::object();
+  Stmt m(db,
+         "SELECT g.set_name, g.layout, count(*) FROM groups g WHERE EXISTS (SELECT 1 FROM measurements x INDEXED BY "
+         "measurements_candidate WHERE x.group_key = g.key AND x.kernel_id != 'cublas') "
+         "GROUP BY g.set_name, g.layout ORDER BY g.set_name, g.layout");
+  while (m.step()) measured[m.col_text(0)][m.col_text(1)] = m.col_int(2);
+  // Evaluation groups are meant to be exhaustive over their layout's pool: distinct kernels
+  // attempted per group (min, max) shows how far each layout got.
+  json eval_kernels = json::object();
+  Stmt e(db,
+         "SELECT layout, count(*), min(n), max(n) FROM (SELECT g.layout AS layout, (SELECT count(DISTINCT x.kernel_id) "
+         "FROM measurements x INDEXED BY measurements_candidate WHERE x.group_key = g.key AND x.kernel_id != 'cublas') "
+         "AS n FROM groups g WHERE g.set_name = 'eval') WHERE n > 0 GROUP BY layout ORDER BY layout");
+  while (e.step())
+    eval_kernels[e.col_text(0)] = {{"groups", e.col_int(1)}, {"min_kernels", e.col_int(2)}, {"max_kernels", e.col_int(3)}};
   return {
       {"total", reg::query_int(db, "SELECT count(*) FROM groups")},
+      {"measured_by_set_layout", std::move(measured)},
+      {"eval_kernels_per_group", std::move(eval_kernels)},
       {"by_set", counts_by(db, "SELECT set_name, count(*) FROM groups GROUP BY set_name ORDER BY set_name")},
       {"by_layout", counts_by(db, "SELECT layout, count(*) FROM groups GROUP BY layout ORDER BY layout")},
       {"by_set_layout", std::move(by_set_layout)},
@@ -106,6 +125,13 @@ json registry_stats(const Registry& registry) {
           {"ok", reg::query_int(db, "SELECT count(*) FROM kernels WHERE status = 'ok'")},
           {"compile_error", reg::query_int(db, "SELECT count(*) FROM kernels WHERE status = 'compile_error'")}}},
         {"plan_items", reg::query_int(db, "SELECT count(*) FROM plan_items")},
+        // Hardware-counter profiles (the counter study): rows, profiled candidates, their groups.
+        {"profiles",
+         {{"rows", reg::query_int(db, "SELECT count(*) FROM profiles")},
+          {"candidates", reg::query_int(db, "SELECT count(*) FROM (SELECT DISTINCT run_uuid, group_key, kernel_id, "
+                                            "knobs FROM profiles)")},
+          {"groups", reg::query_int(db, "SELECT count(DISTINCT group_key) FROM profiles")},
+          {"runs", reg::query_int(db, "SELECT count(DISTINCT run_uuid) FROM profiles")}}},
         {"cublas_referenced_groups", referenced},
         // Measured groups (any row) without a cuBLAS reference, and planned groups a collection
         // has not reached yet (no row at all: nothing was attempted, so nothing is missing).
