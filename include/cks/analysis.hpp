@@ -72,6 +72,7 @@ struct AnalysisData {
 struct AnalysisLoadOptions {
   GroupSelection groups = GroupSelection::eval;
   bool include_cut = true;  // add the cut candidates to each group's universe
+  std::vector<Layout> layouts;  // only groups of these layouts (empty: every layout)
 };
 // Reads the CUTLASS measurements of the selected groups (cuBLAS rows are left out). Throws Error
 // when no selected group has a usable measurement.

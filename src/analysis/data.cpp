@@ -165,12 +165,17 @@ AnalysisData load_analysis_data(const Registry& reg, const HardwareDesc& hw, con
   // The groups to read. A key registered under several sets is an evaluation group if any of
   // them is 'eval' (as in the models' data set), so 'train' never includes an evaluation shape.
   std::map<std::string, std::string> sets;
+  std::map<std::string, Layout> layouts;
   for (const GroupInfo& g : reg.groups()) {
     auto [it, fresh] = sets.try_emplace(g.key, g.set);
     if (g.set == "eval") it->second = "eval";
+    layouts[g.key] = g.layout;
   }
   std::map<std::string, std::string> selected;
   for (const auto& [key, set] : sets) {
+    if (!options.layouts.empty() &&
+        std::find(options.layouts.begin(), options.layouts.end(), layouts.at(key)) == options.layouts.end())
+      continue;
     const bool take = options.groups == GroupSelection::all ||
                       (options.groups == GroupSelection::eval && set == "eval") ||
                       (options.groups == GroupSelection::train && set == "train");

@@ -22,6 +22,7 @@ struct CommonOpts {
   std::string preset = kDefaultPreset;
   std::string format;
   std::string out_dir;
+  std::vector<std::string> layouts;
 };
 
 void add_common(CLI::App* cmd, CommonOpts& o) {
@@ -31,6 +32,14 @@ void add_common(CLI::App* cmd, CommonOpts& o) {
   add_format(cmd, o.format);
   cmd->add_option("--out-dir", o.out_dir,
                   "write every table as a file <name>.<format> in this directory (created) instead of stdout");
+  cmd->add_option("--layouts", o.layouts, "only groups of these layouts, comma-separated (default: every layout)")
+      ->delimiter(',');
+}
+
+std::vector<Layout> parse_layouts(const std::vector<std::string>& names) {
+  std::vector<Layout> out;
+  for (const auto& n : names) out.push_back(parse_layout(n));
+  return out;
 }
 
 const AnalysisProgress& stderr_progress() {
@@ -40,11 +49,12 @@ const AnalysisProgress& stderr_progress() {
   return p;
 }
 
-AnalysisData read_data(const CommonOpts& o, const HardwareDesc& hw, const AnalysisLoadOptions& lo) {
+AnalysisData read_data(const CommonOpts& o, const HardwareDesc& hw, AnalysisLoadOptions lo) {
   auto source = open_data(o.source.registry, o.source.data);
   RegistryOptions ro;
   ro.create = false;
   Registry reg(source->path(), ro);
+  lo.layouts = parse_layouts(o.layouts);
   AnalysisData d = load_analysis_data(reg, hw, lo, stderr_progress());
   if (d.skipped_unknown)
     std::cerr << "cks: note: " << d.skipped_unknown << " measured rows are not candidates of this build's catalogue (skipped)\n";
@@ -170,6 +180,7 @@ void register_counter_study(CLI::App* analyze) {
     AnalysisLoadOptions lo;
     lo.groups = GroupSelection::eval;
     lo.include_cut = true;
+    lo.layouts = parse_layouts(o->layouts);
     AnalysisData data;  // the corpus throughput of the profiled candidates, where the data has it
     try {
       data = load_analysis_data(reg, hw, lo, stderr_progress());
