@@ -90,6 +90,16 @@ struct Dataset {
   std::vector<size_t> train_groups() const;
 };
 
+// Per group, at most `max_candidates` rows: the `keep_top` highest throughputs (ties by row) and
+// a uniformly random rest (seeded by fnv1a64("<seed>:<group key>")), in their original row
+// order; labels are kept as computed on the whole group (y, bands, relevance against the
+// group's T*). Groups with at most `max_candidates` rows are copied whole. For fast tuning.
+Dataset subsample_candidates(const Dataset& d, size_t max_candidates, size_t keep_top, uint64_t seed);
+// Whole shapes (every layout of one (m, n, k)), taken in the order of fnv1a64("<seed>:sub:MxNxK")
+// while they fit in `max_groups` groups (a shape whose layouts would overshoot is skipped):
+// indices into `groups`, ascending.
+std::vector<size_t> subsample_groups(std::span<const DataGroup> groups, size_t max_groups, uint64_t seed);
+
 using Progress = std::function<void(std::string_view what, size_t done, size_t total)>;
 
 // Reads a registry. Throws Error when it holds no usable measurement.
@@ -113,27 +123,74 @@ struct TrainOptions {
   std::string objective;  // "" = the kind's default
   uint64_t seed = 0;
   int threads = 0;        // 0 = every core
+  // Feature set (feature_mask()): "full" = every schema column; otherwise the masked columns are
+  // left out of training and the model never reads them.
+  std::string features = "full";
   // XGBoost (hist trees, native categoricals).
-  int rounds = 300;
+  int rounds = 300;        // with early stopping: the most rounds
   double eta = 0.1;
   int max_depth = 8;
   double min_child_weight = 1.0;
   double subsample = 0.8;
-  double colsample = 0.8;
+  double colsample = 0.8;  // colsample_bytree
   double l2 = 1.0;         // XGBoost lambda
+  double l1 = 0.0;         // XGBoost alpha
+  double gamma = 0.0;      // XGBoost min_split_loss
   int max_bin = 256;
+  int max_cat_to_onehot = 4;   // XGBoost's default: one-hot splits up to 4 levels
+  int max_cat_threshold = 64;  // XGBoost's default (partition splits)
+  // Early stopping (0 = off): hold out `early_stopping_fraction` of the training shapes (every
+  // layout of a shape together, chosen by hash), train on the rest, score the held-out groups'
+  // mean top-1 regret after every round, stop after `early_stopping` rounds without a strict
+  // improvement; the best round (earliest of equals) is the round count. With
+  // `early_stopping_refit` the model is then retrained on every group with that many rounds,
+  // otherwise the trees up to the best round are kept.
+  int early_stopping = 0;
+  double early_stopping_fraction = 0.2;
+  bool early_stopping_refit = true;
+  // Ranking objectives only (rank:ndcg, rank:pairwise): relevance = max(0, B - band) with
+  // B = relevance_bands (cks/models.hpp labels); XGBoost 1.7's num_pairsample.
+  int relevance_bands = kRelevanceBands;
+  int num_pairsample = 1;
   // Ridge: ell2 shrinkage lambda on the standardised features.
   double ridge_lambda = 1.0;
   // MLP.
   std::vector<int> hidden{128, 64};
   int epochs = 30;
   double learning_rate = 1e-3;
+  double dropout = 0.0;       // after every hidden ReLU (training only)
+  double weight_decay = 0.0;  // > 0: AdamW with this decoupled weight decay, else Adam
+  int batch_rows = 2048;      // whole groups are added to a mini-batch until it holds this many rows
   int pair_cap = 2048;     // sampled pairs per group per epoch
   int needle_top = 8;      // pairs touching the top-8 y are always kept
 
+  // The options added for tuning (issue 6) are written only when they differ from their
+  // defaults, so that a model trained with the defaults keeps its bytes.
   nlohmann::json to_json() const;
   static TrainOptions from_json(const nlohmann::json& j);  // missing keys keep defaults
 };
+
+// ---------------------------------------------------------------- feature sets
+// The feature families of phi (docs/hpo.md), each a set of schema columns:
+//   core       structural core: schema groups problem and kernel, and the runtime knob settings
+//              (raster, max_swizzle, log2_swizzle, decomposition, splits)
+//   arch       architecture descriptors (group hardware)
+//   waves      waves and quantization: groups grid, waves, cluster (but multicast_load_ratio),
+//              and the knobs as the scheduler resolves them (raster_along_m, swizzle_eff)
+//   intensity  intensity and cache: groups intensity, cache, and multicast_load_ratio
+//   smem       shared memory and residency: groups smem, residency, registers
+//   balance    producer/consumer balance: t_tma_ns, t_wgmma_ns, consumer_producer_ratio
+//   fill       pipeline fill and amortization: pipeline_fill, pipeline_amortization
+//   estimate   the static time estimate (group estimate)
+std::vector<std::string_view> feature_families();
+// The family of schema column `column`.
+std::string_view feature_family(size_t column);
+// A feature set: "full" (every family) or families joined by '+', e.g. "core+arch+waves".
+// Returns the canonical spelling (families in the order above; every family = "full").
+// Throws Error naming the families on an unknown one.
+std::string canonical_feature_set(std::string_view set);
+// kept[c] for every schema column c.
+std::vector<bool> feature_mask(std::string_view set);
 
 // What a model file records besides its parameters.
 struct ModelInfo {

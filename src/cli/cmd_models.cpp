@@ -63,14 +63,61 @@ void add_train_options(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--seed", o.seed, "random seed")->capture_default_str();
   cmd->add_option("--threads", o.threads, "training threads (the model bytes depend on it; 0 = every core)")
       ->capture_default_str();
-  cmd->add_option("--rounds", o.rounds, "xgboost: boosting rounds")->capture_default_str();
+  cmd->add_option("--features", o.features,
+                  "feature set: full, or families joined by '+' (core, arch, waves, intensity, smem, balance, fill, "
+                  "estimate; docs/hpo.md); the other columns are left out of training and never read")
+      ->capture_default_str();
+  cmd->add_option("--rounds", o.rounds, "xgboost: boosting rounds (with --early-stopping: the most rounds)")
+      ->capture_default_str();
   cmd->add_option("--eta", o.eta, "xgboost: learning rate")->capture_default_str();
   cmd->add_option("--max-depth", o.max_depth, "xgboost: tree depth")->capture_default_str();
+  cmd->add_option("--min-child-weight", o.min_child_weight, "xgboost: minimum hessian sum in a leaf")->capture_default_str();
+  cmd->add_option("--subsample", o.subsample, "xgboost: row subsampling per tree")->capture_default_str();
+  cmd->add_option("--colsample-bytree", o.colsample, "xgboost: column subsampling per tree")->capture_default_str();
+  cmd->add_option("--reg-alpha", o.l1, "xgboost: L1 regularisation of the leaf weights (alpha)")->capture_default_str();
+  cmd->add_option("--reg-lambda", o.l2, "xgboost: L2 regularisation of the leaf weights (lambda)")->capture_default_str();
+  cmd->add_option("--gamma", o.gamma, "xgboost: minimum loss reduction of a split")->capture_default_str();
+  cmd->add_option("--max-bin", o.max_bin, "xgboost: histogram bins per feature")->capture_default_str();
+  cmd->add_option("--max-cat-to-onehot", o.max_cat_to_onehot,
+                  "xgboost: categoricals with fewer levels than this split one-vs-rest, others by partition")
+      ->capture_default_str();
+  cmd->add_option("--max-cat-threshold", o.max_cat_threshold, "xgboost: most categories on one side of a partition split")
+      ->capture_default_str();
+  cmd->add_option("--early-stopping", o.early_stopping,
+                  "xgboost: stop after N rounds without a lower validation loss (mean top-1..16 regret) on held-out "
+                  "training shapes; the best round is the round count (0 = off; docs/hpo.md)")
+      ->capture_default_str();
+  cmd->add_option("--early-stopping-fraction", o.early_stopping_fraction,
+                  "xgboost: share of the training shapes held out for early stopping")
+      ->capture_default_str();
+  cmd->add_flag("--early-stopping-refit,!--no-early-stopping-refit", o.early_stopping_refit,
+                "xgboost: after early stopping, retrain on every training group with the best round count "
+                "(default) instead of keeping the trees of the run on the smaller split");
+  cmd->add_option("--relevance-bands", o.relevance_bands,
+                  "xgboost ranking objectives: relevance = max(0, B - band), B bands get a positive label")
+      ->capture_default_str();
+  cmd->add_option("--num-pairsample", o.num_pairsample, "xgboost ranking objectives: pairs sampled per instance")
+      ->capture_default_str();
   cmd->add_option("--lambda", o.ridge_lambda, "ridge: l2 shrinkage")->capture_default_str();
   cmd->add_option("--hidden", o.hidden, "mlp: hidden layer widths")->delimiter(',')->capture_default_str();
   cmd->add_option("--epochs", o.epochs, "mlp: epochs")->capture_default_str();
   cmd->add_option("--lr", o.learning_rate, "mlp: Adam learning rate")->capture_default_str();
+  cmd->add_option("--dropout", o.dropout, "mlp: dropout after every hidden layer (training only)")->capture_default_str();
+  cmd->add_option("--weight-decay", o.weight_decay, "mlp: decoupled weight decay (> 0: AdamW instead of Adam)")
+      ->capture_default_str();
+  cmd->add_option("--batch", o.batch_rows, "mlp: rows per mini-batch (whole groups are added until it is reached)")
+      ->capture_default_str();
   cmd->add_option("--pair-cap", o.pair_cap, "mlp: sampled pairs per group and epoch")->capture_default_str();
+  cmd->add_option("--needle-top", o.needle_top, "mlp: pairs touching the N highest-throughput rows are always kept")
+      ->capture_default_str();
+}
+
+// The early stopping summary a trained model reports ("" without early stopping).
+std::string early_stopping_note(const Model& m) {
+  const auto& p = m.info().provenance;
+  if (!p.contains("early_stopping")) return "";
+  const auto& e = p.at("early_stopping");
+  return std::to_string(e.at("rounds").get<int>()) + " of " + std::to_string(e.at("rounds_run").get<int>()) + " rounds";
 }
 
 // Scoring threads of `cks eval`: the training thread count, 0 = every core.
@@ -134,6 +181,10 @@ void register_train(CLI::App& app) {
               << " groups, " << train.rows() << " candidates\n";
     auto model = train_model(train, *opts, stderr_progress());
     model->info().provenance["source"] = origin;
+    if (const auto& p = model->info().provenance; p.contains("early_stopping"))
+      std::cerr << "cks: early stopping: best round " << p["early_stopping"]["rounds"] << " of "
+                << p["early_stopping"]["rounds_run"] << " (mean regret " << p["early_stopping"]["validation_regret"]
+                << " on " << p["early_stopping"]["validation_groups"] << " held-out training groups)\n";
     if (const auto parent = fs::path(*out).parent_path(); !parent.empty()) fs::create_directories(parent);
     model->save(*out);
     Table t({"model", "objective", "groups", "rows", "eval_groups_held_out", "seconds", "out"});
@@ -165,6 +216,18 @@ void register_eval(CLI::App& app) {
                   "groups, folds grouped by shape (the model's options retrained per fold)")
       ->capture_default_str();
   cmd->add_option("--folds", *folds, "cross-validation folds")->capture_default_str();
+  auto cv_groups = std::make_shared<size_t>(0);
+  auto cv_candidates = std::make_shared<size_t>(0);
+  auto cv_top = std::make_shared<size_t>(16);
+  cmd->add_option("--cv-max-groups", *cv_groups,
+                  "cv: use at most N training groups, whole shapes in a seeded order (0 = all; for fast tuning)")
+      ->capture_default_str();
+  cmd->add_option("--cv-max-candidates", *cv_candidates,
+                  "cv: train each fold on at most C candidates per group: the --cv-keep-top best plus a seeded random "
+                  "rest (0 = all); held-out groups keep all their candidates")
+      ->capture_default_str();
+  cmd->add_option("--cv-keep-top", *cv_top, "cv: candidates of highest throughput always kept by --cv-max-candidates")
+      ->capture_default_str();
   cmd->add_flag("--no-baselines", *no_baselines, "only the model");
   cmd->add_flag("--no-nvmmh", *no_nvmmh, "skip the nvMatmulHeuristics baseline");
   cmd->add_option("--prefilter", *prefilters,
@@ -181,13 +244,21 @@ void register_eval(CLI::App& app) {
     if (*groups != "evaluation" && *groups != "cv")
       throw Error("unknown --groups '" + *groups + "' (expected evaluation or cv)");
     if (!prefilters->empty() && *groups != "evaluation") throw Error("--prefilter needs --groups evaluation");
+    if ((*cv_groups || *cv_candidates) && *groups != "cv")
+      throw Error("--cv-max-groups and --cv-max-candidates need --groups cv");
     for (size_t pf : *prefilters)
       if (pf == 0) throw Error("--prefilter values must be >= 1 (the exhaustive ranking is the model's own row)");
     finish_selector_options(*sel_opts, false);
     ModelSpec spec = parse_model_spec(*model_arg, *opts);
     std::string origin;
     const Dataset all = read_dataset(*src, origin);
-    const Dataset train = all.subset(all.train_groups());
+    Dataset train = all.subset(all.train_groups());
+    if (*groups == "cv" && *cv_groups > 0 && *cv_groups < train.groups.size()) {
+      const auto picked = subsample_groups(train.groups, *cv_groups, spec.options.seed);
+      std::cerr << "cks: cross-validation on " << picked.size() << " of " << train.groups.size()
+                << " training groups (--cv-max-groups)\n";
+      train = train.subset(picked);
+    }
 
     Dataset evaluated;  // the groups reported, in report order
     std::vector<MethodOutcomes> methods;
@@ -204,6 +275,8 @@ void register_eval(CLI::App& app) {
       const Model& model = spec.file_model ? *spec.file_model : *trained;
       model.set_threads(scoring_threads(spec.options.threads));
       methods.push_back(model_outcomes(spec.name, model, evaluated));
+      if (const std::string es = early_stopping_note(model); !es.empty())
+        methods.back().note += (methods.back().note.empty() ? "" : "; ") + std::string("early stopping: ") + es;
       if (!prefilters->empty()) {
         // The selectors share the model (not owned: it outlives them).
         const std::shared_ptr<const Model> shared(&model, [](const Model*) {});
@@ -227,7 +300,10 @@ void register_eval(CLI::App& app) {
       const std::vector<int> fold = shape_folds(train.groups, *folds, spec.options.seed);
       // Out-of-fold outcomes, written back in the training-group order.
       evaluated = train;
-      MethodOutcomes model_m{spec.name, std::to_string(*folds) + "-fold CV grouped by shape", {}};
+      std::string cv_note = std::to_string(*folds) + "-fold CV grouped by shape";
+      if (*cv_candidates) cv_note += "; trained on <= " + std::to_string(*cv_candidates) + " candidates per group";
+      std::vector<std::string> stopped;  // early stopping per fold
+      MethodOutcomes model_m{spec.name, cv_note, {}};
       MethodOutcomes single_m{"best-single-config", "", {}};
       model_m.groups.resize(train.groups.size());
       single_m.groups.resize(train.groups.size());
@@ -236,8 +312,11 @@ void register_eval(CLI::App& app) {
         for (size_t g = 0; g < train.groups.size(); ++g) (fold[g] == fi ? out : in).push_back(g);
         std::cerr << "cks: fold " << fi + 1 << "/" << *folds << ": " << in.size() << " training, " << out.size()
                   << " held-out groups\n";
-        const Dataset fit = train.subset(in), held = train.subset(out);
+        Dataset fit = train.subset(in);
+        const Dataset held = train.subset(out);
+        if (*cv_candidates) fit = subsample_candidates(fit, *cv_candidates, *cv_top, spec.options.seed);
         auto model = train_model(fit, spec.options, stderr_progress());
+        if (const std::string es = early_stopping_note(*model); !es.empty()) stopped.push_back(es);
         model->set_threads(scoring_threads(spec.options.threads));
         const MethodOutcomes mo = model_outcomes(spec.name, *model, held);
         const MethodOutcomes so = best_single_baseline(fit, held);
@@ -245,6 +324,10 @@ void register_eval(CLI::App& app) {
           model_m.groups[out[j]] = mo.groups[j];
           single_m.groups[out[j]] = so.groups[j];
         }
+      }
+      if (!stopped.empty()) {
+        model_m.note += "; early stopping per fold:";
+        for (size_t i = 0; i < stopped.size(); ++i) model_m.note += (i ? ", " : " ") + stopped[i];
       }
       methods.push_back(std::move(model_m));
       if (!*no_baselines) methods.push_back(std::move(single_m));

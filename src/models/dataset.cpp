@@ -186,4 +186,71 @@ std::vector<size_t> Dataset::train_groups() const {
   return idx;
 }
 
+
+Dataset subsample_candidates(const Dataset& d, size_t max_candidates, size_t keep_top, uint64_t seed) {
+  if (max_candidates == 0) throw Error("the candidate cap must be >= 1");
+  keep_top = std::min(keep_top, max_candidates);
+  Dataset out;
+  out.hw_preset = d.hw_preset;
+  out.x.cols = d.x.cols;
+  out.skipped_unknown = d.skipped_unknown;
+  out.skipped_groups = d.skipped_groups;
+  std::vector<size_t> rows;
+  for (const DataGroup& g : d.groups) {
+    const size_t n = g.size();
+    std::vector<size_t> idx(n);
+    for (size_t i = 0; i < n; ++i) idx[i] = g.begin + i;
+    if (n > max_candidates) {
+      // Top by throughput (ties: lower row), then a seeded partial Fisher-Yates over the rest.
+      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return d.tflops[a] > d.tflops[b]; });
+      uint64_t state = fnv1a64(std::to_string(seed) + ":" + g.key);
+      auto next = [&state] {  // splitmix64: the same draws on every platform
+        uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+        return z ^ (z >> 31);
+      };
+      for (size_t i = keep_top; i < max_candidates; ++i) std::swap(idx[i], idx[i + next() % (n - i)]);
+      idx.resize(max_candidates);
+      std::sort(idx.begin(), idx.end());
+    }
+    DataGroup ng = g;
+    ng.begin = out.rows();
+    ng.end = ng.begin + idx.size();
+    out.groups.push_back(ng);
+    for (size_t r : idx) {
+      out.x.data.insert(out.x.data.end(), d.x.data.begin() + r * d.x.cols, d.x.data.begin() + (r + 1) * d.x.cols);
+      out.candidates.push_back(d.candidates[r]);
+      out.tflops.push_back(d.tflops[r]);
+      out.sigma.push_back(d.sigma[r]);
+      out.y.push_back(d.y[r]);
+      out.relevance.push_back(d.relevance[r]);
+      out.grade.push_back(d.grade[r]);
+    }
+    out.x.rows += idx.size();
+  }
+  return out;
+}
+
+std::vector<size_t> subsample_groups(std::span<const DataGroup> groups, size_t max_groups, uint64_t seed) {
+  // Shapes in hash order, each with its groups.
+  std::map<std::string, std::vector<size_t>> by_shape;
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const Problem& p = groups[g].problem;
+    by_shape[std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k)].push_back(g);
+  }
+  std::vector<std::pair<uint64_t, std::string>> order;
+  for (const auto& [shape, members] : by_shape)
+    order.emplace_back(fnv1a64(std::to_string(seed) + ":sub:" + shape), shape);
+  std::sort(order.begin(), order.end());
+  std::vector<size_t> out;
+  for (const auto& [hash, shape] : order) {
+    const auto& members = by_shape[shape];
+    if (out.size() + members.size() > max_groups) continue;
+    out.insert(out.end(), members.begin(), members.end());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
 }  // namespace cks

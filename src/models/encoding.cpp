@@ -2,10 +2,11 @@
 
 namespace cks::models_detail {
 
-Encoding Encoding::fit(const FeatureMatrix& x) {
+Encoding Encoding::fit(const FeatureMatrix& x, const std::vector<bool>& kept) {
   const FeatureSchema& schema = FeatureSchema::get();
   Encoding e;
   for (size_t c = 0; c < schema.size(); ++c) {
+    if (!kept.empty() && !kept.at(c)) continue;
     if (schema[c].kind == FeatureKind::categorical) {
       e.categorical.push_back({c, 0, schema[c].levels.size()});
     } else {
@@ -80,19 +81,26 @@ FoldedLinear::FoldedLinear(const Encoding& enc, const Eigen::MatrixXd& w, const 
 void FoldedLinear::apply(const FeatureMatrix& x, size_t begin, size_t end, Eigen::MatrixXf& out) const {
   const Eigen::Index rows = static_cast<Eigen::Index>(end - begin);
   Eigen::MatrixXf raw(rows, static_cast<Eigen::Index>(numeric_columns_.size()));
-  for (Eigen::Index r = 0; r < rows; ++r) {
-    const float* row = x.row(begin + r);
-    for (size_t j = 0; j < numeric_columns_.size(); ++j) raw(r, j) = static_cast<float>(clean(row[numeric_columns_[j]]));
+  // Column by column: raw is column-major (a row-major fill strides by the block's row count).
+  for (size_t j = 0; j < numeric_columns_.size(); ++j) {
+    const size_t c = numeric_columns_[j];
+    float* dst = raw.col(static_cast<Eigen::Index>(j)).data();
+    for (Eigen::Index r = 0; r < rows; ++r) dst[r] = static_cast<float>(clean(x.row(begin + r)[c]));
   }
   out.noalias() = raw * numeric_weights_.transpose();
   out.rowwise() += bias_.transpose();
+  if (tables_.empty()) return;
+  // The categorical tables add one column of weights per row: in a row-major copy, so that a
+  // row's outputs are contiguous (same additions in the same order as on `out` itself).
+  Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor> acc = out;
   for (const Table& t : tables_) {
     for (Eigen::Index r = 0; r < rows; ++r) {
       const float code = x.row(begin + r)[t.column];
       if (code >= 0 && code < static_cast<float>(t.weights.cols()) && code == std::floor(code))
-        out.row(r) += t.weights.col(static_cast<Eigen::Index>(code)).transpose();
+        acc.row(r) += t.weights.col(static_cast<Eigen::Index>(code)).transpose();
     }
   }
+  out = acc;
 }
 
 namespace {

@@ -35,8 +35,9 @@ struct Encoding {
   std::vector<Categorical> categorical;
   size_t width = 0;
 
-  // Means and population standard deviations over the rows of x.
-  static Encoding fit(const FeatureMatrix& x);
+  // Means and population standard deviations over the rows of x. `kept` (a feature set's mask,
+  // empty = every column): columns not kept are left out of z altogether.
+  static Encoding fit(const FeatureMatrix& x, const std::vector<bool>& kept = {});
   // z of one raw row (out has `width` entries). An out-of-range level code encodes as all zeros.
   void encode(const float* row, double* out) const;
   // z of rows [begin, end) of x into the rows of out.

@@ -139,7 +139,9 @@ std::unique_ptr<Model> train_mlp(const Dataset& data, const TrainOptions& o, con
     throw Error("--hidden needs one or more positive layer widths");
   if (o.epochs < 1 || !(o.learning_rate > 0) || o.pair_cap < 1 || o.needle_top < 0)
     throw Error("MLP options out of range (epochs >= 1, learning rate > 0, pair cap >= 1, needle top >= 0)");
-  const Encoding enc = Encoding::fit(data.x);
+  if (!(o.dropout >= 0 && o.dropout < 1) || !(o.weight_decay >= 0) || o.batch_rows < 1)
+    throw Error("MLP options out of range (dropout in [0, 1), weight decay >= 0, batch >= 1)");
+  const Encoding enc = Encoding::fit(data.x, feature_mask(o.features));
   std::vector<float> z(data.rows() * enc.width);
   std::vector<double> row(enc.width);
   for (size_t r = 0; r < data.rows(); ++r) {
@@ -153,7 +155,9 @@ std::unique_ptr<Model> train_mlp(const Dataset& data, const TrainOptions& o, con
   const nlohmann::json options = {{"objective", o.objective},   {"hidden", o.hidden},
                                   {"epochs", o.epochs},         {"learning_rate", o.learning_rate},
                                   {"pair_cap", o.pair_cap},     {"needle_top", o.needle_top},
-                                  {"seed", o.seed},             {"threads", resolve_threads(o.threads)}};
+                                  {"seed", o.seed},             {"threads", resolve_threads(o.threads)},
+                                  {"dropout", o.dropout},       {"weight_decay", o.weight_decay},
+                                  {"batch_rows", o.batch_rows}};
   const std::string options_text = options.dump();
   char* out = nullptr;
   g_progress = progress ? &progress : nullptr;

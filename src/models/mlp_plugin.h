@@ -11,7 +11,8 @@ extern "C" {
 /* Trains an MLP on encoded rows z (rows x width, row-major; standardised numerics then one-hot
  * categoricals), targets y = T / T*_g, band grades, and groups [group_begin[g], group_begin[g+1])
  * (groups + 1 offsets). options_json: {"objective", "hidden", "epochs", "learning_rate",
- * "pair_cap", "needle_top", "seed", "threads"}. On success returns 0 and *out_json =
+ * "pair_cap", "needle_top", "seed", "threads"} and optionally "dropout" (0), "weight_decay" (0: Adam, > 0:
+ * AdamW) and "batch_rows" (2048). On success returns 0 and *out_json =
  * {"layers": [{"weight": [[...] x out], "bias": [...]}, ...]} (first layer on z, ReLU between
  * layers, last layer one output); on failure returns non-zero and *out_json = an error message.
  * Free *out_json with cks_mlp_free. progress may be NULL. */

@@ -48,24 +48,45 @@ std::string resolve_objective(ModelKind k, std::string_view objective) {
 }
 
 nlohmann::json TrainOptions::to_json() const {
-  return {{"kind", to_string(kind)},
-          {"objective", objective},
-          {"seed", seed},
-          {"threads", threads},
-          {"rounds", rounds},
-          {"eta", eta},
-          {"max_depth", max_depth},
-          {"min_child_weight", min_child_weight},
-          {"subsample", subsample},
-          {"colsample", colsample},
-          {"l2", l2},
-          {"max_bin", max_bin},
-          {"ridge_lambda", ridge_lambda},
-          {"hidden", hidden},
-          {"epochs", epochs},
-          {"learning_rate", learning_rate},
-          {"pair_cap", pair_cap},
-          {"needle_top", needle_top}};
+  nlohmann::json j = {{"kind", to_string(kind)},
+                      {"objective", objective},
+                      {"seed", seed},
+                      {"threads", threads},
+                      {"rounds", rounds},
+                      {"eta", eta},
+                      {"max_depth", max_depth},
+                      {"min_child_weight", min_child_weight},
+                      {"subsample", subsample},
+                      {"colsample", colsample},
+                      {"l2", l2},
+                      {"max_bin", max_bin},
+                      {"ridge_lambda", ridge_lambda},
+                      {"hidden", hidden},
+                      {"epochs", epochs},
+                      {"learning_rate", learning_rate},
+                      {"pair_cap", pair_cap},
+                      {"needle_top", needle_top}};
+  // Options added for tuning: only when not at their defaults (a default model keeps its bytes).
+  const TrainOptions d;
+  auto extra = [&](const char* key, const auto& value, const auto& fallback) {
+    if (value != fallback) j[key] = value;
+  };
+  extra("features", features, d.features);
+  extra("l1", l1, d.l1);
+  extra("gamma", gamma, d.gamma);
+  extra("max_cat_to_onehot", max_cat_to_onehot, d.max_cat_to_onehot);
+  extra("max_cat_threshold", max_cat_threshold, d.max_cat_threshold);
+  extra("early_stopping", early_stopping, d.early_stopping);
+  if (early_stopping > 0) {
+    j["early_stopping_fraction"] = early_stopping_fraction;
+    j["early_stopping_refit"] = early_stopping_refit;
+  }
+  extra("relevance_bands", relevance_bands, d.relevance_bands);
+  extra("num_pairsample", num_pairsample, d.num_pairsample);
+  extra("dropout", dropout, d.dropout);
+  extra("weight_decay", weight_decay, d.weight_decay);
+  extra("batch_rows", batch_rows, d.batch_rows);
+  return j;
 }
 
 TrainOptions TrainOptions::from_json(const nlohmann::json& j) {
@@ -77,6 +98,7 @@ TrainOptions TrainOptions::from_json(const nlohmann::json& j) {
   get("objective", o.objective);
   get("seed", o.seed);
   get("threads", o.threads);
+  get("features", o.features);
   get("rounds", o.rounds);
   get("eta", o.eta);
   get("max_depth", o.max_depth);
@@ -84,11 +106,23 @@ TrainOptions TrainOptions::from_json(const nlohmann::json& j) {
   get("subsample", o.subsample);
   get("colsample", o.colsample);
   get("l2", o.l2);
+  get("l1", o.l1);
+  get("gamma", o.gamma);
   get("max_bin", o.max_bin);
+  get("max_cat_to_onehot", o.max_cat_to_onehot);
+  get("max_cat_threshold", o.max_cat_threshold);
+  get("early_stopping", o.early_stopping);
+  get("early_stopping_fraction", o.early_stopping_fraction);
+  get("early_stopping_refit", o.early_stopping_refit);
+  get("relevance_bands", o.relevance_bands);
+  get("num_pairsample", o.num_pairsample);
   get("ridge_lambda", o.ridge_lambda);
   get("hidden", o.hidden);
   get("epochs", o.epochs);
   get("learning_rate", o.learning_rate);
+  get("dropout", o.dropout);
+  get("weight_decay", o.weight_decay);
+  get("batch_rows", o.batch_rows);
   get("pair_cap", o.pair_cap);
   get("needle_top", o.needle_top);
   return o;
@@ -167,6 +201,7 @@ std::unique_ptr<Model> train_model(const Dataset& data, const TrainOptions& opti
   TrainOptions o = options;
   o.objective = resolve_objective(o.kind, o.objective);
   if (o.threads < 0) throw Error("--threads must be >= 0");
+  o.features = canonical_feature_set(o.features);
   std::unique_ptr<Model> m;
   switch (o.kind) {
     case ModelKind::xgboost: m = models_detail::train_xgboost(data, o, progress); break;
@@ -175,6 +210,8 @@ std::unique_ptr<Model> train_model(const Dataset& data, const TrainOptions& opti
   }
   const FeatureSchema& schema = FeatureSchema::get();
   ModelInfo& info = m->info();
+  // What the trainer reported (e.g. early stopping's best round) joins the provenance.
+  const nlohmann::json reported = info.provenance.is_object() ? info.provenance : nlohmann::json::object();
   info.kind = o.kind;
   info.objective = o.objective;
   info.schema_hash = schema.hash();
@@ -191,6 +228,7 @@ std::unique_ptr<Model> train_model(const Dataset& data, const TrainOptions& opti
   }
   info.provenance = {{"groups", data.groups.size()}, {"rows", data.rows()}, {"data_hash", hex64(fnv1a64(digest))},
                      {"cks_version", CKS_VERSION}};
+  for (const auto& [key, value] : reported.items()) info.provenance[key] = value;
   return m;
 }
 

@@ -37,7 +37,7 @@ class RidgeModel final : public Model {
 
 std::unique_ptr<Model> train_ridge(const Dataset& data, const TrainOptions& options, const Progress& progress) {
   if (!(options.ridge_lambda >= 0)) throw Error("ridge lambda must be >= 0");
-  const Encoding enc = Encoding::fit(data.x);
+  const Encoding enc = Encoding::fit(data.x, feature_mask(options.features));
   const Eigen::Index d = static_cast<Eigen::Index>(enc.width);
   Eigen::MatrixXd ztz = Eigen::MatrixXd::Zero(d, d);
   Eigen::VectorXd zty = Eigen::VectorXd::Zero(d), zsum = Eigen::VectorXd::Zero(d);

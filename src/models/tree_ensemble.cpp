@@ -70,7 +70,7 @@ bool identity_link(const std::string& objective) {
 
 }  // namespace
 
-TreeEnsemble TreeEnsemble::from_xgboost(std::string_view model_bytes) {
+TreeEnsemble TreeEnsemble::from_xgboost(std::string_view model_bytes, const std::vector<uint32_t>& columns) {
   const json root = parse_model(model_bytes);
   TreeEnsemble e;
   try {
@@ -78,6 +78,18 @@ TreeEnsemble TreeEnsemble::from_xgboost(std::string_view model_bytes) {
     const json& param = learner.at("learner_model_param");
     e.base_score_ = param_float(param.at("base_score"));
     e.features_ = static_cast<size_t>(param_long(param.value("num_feature", json()), 0));
+    if (!columns.empty()) {
+      if (e.features_ && e.features_ != columns.size())
+        throw Error("XGBoost model: the booster has " + std::to_string(e.features_) + " features but " +
+                    std::to_string(columns.size()) + " columns are mapped");
+      e.features_ = *std::max_element(columns.begin(), columns.end()) + size_t{1};
+    }
+    // The row column of booster feature f.
+    auto column_of = [&](int64_t f) -> int64_t {
+      if (columns.empty()) return f;
+      if (f < 0 || static_cast<size_t>(f) >= columns.size()) throw Error("XGBoost model: split feature index out of range");
+      return columns[static_cast<size_t>(f)];
+    };
     if (param_long(param.value("num_class", json()), 0) > 1 || param_long(param.value("num_target", json()), 1) > 1)
       throw Error("XGBoost model: several outputs (num_class / num_target > 1) are not supported");
     e.objective_ = learner.at("objective").at("name").get<std::string>();
@@ -101,7 +113,9 @@ TreeEnsemble TreeEnsemble::from_xgboost(std::string_view model_bytes) {
     for (const json& tree : trees) {
       const auto left = array_of<int32_t>(tree, "left_children");
       const auto right = array_of<int32_t>(tree, "right_children");
-      const auto feature = array_of<int64_t>(tree, "split_indices");
+      auto feature = array_of<int64_t>(tree, "split_indices");
+      for (size_t i = 0; i < feature.size() && i < left.size(); ++i)
+        if (left[i] >= 0) feature[i] = column_of(feature[i]);
       const auto cond = array_of<float>(tree, "split_conditions");
       const auto default_left = array_of<int32_t>(tree, "default_left");
       const auto split_type = array_of<int32_t>(tree, "split_type", false);

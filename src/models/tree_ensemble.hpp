@@ -27,7 +27,9 @@ class TreeEnsemble {
  public:
   // Parses an XGBoost gbtree model (UBJSON or JSON bytes). Throws Error on another booster
   // (dart, gblinear), vector leaves, several outputs or a non-identity objective.
-  static TreeEnsemble from_xgboost(std::string_view model_bytes);
+  // `columns` (optional) maps the booster's feature f to row column columns[f]: a booster
+  // trained on a subset of the schema columns (a feature set) then scores full schema rows.
+  static TreeEnsemble from_xgboost(std::string_view model_bytes, const std::vector<uint32_t>& columns = {});
 
   // out[r] = score of row r of the row-major matrix rows[n x cols]; cols must cover every
   // feature the trees split on (checked at parse time against `features()`).

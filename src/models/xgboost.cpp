@@ -3,12 +3,16 @@
 // native (tree_ensemble.hpp): the saved booster is parsed at load and evaluated in cks_core. Objectives rank:ndcg / rank:pairwise on the relevance rel(g, c) with query groups,
 // or reg:squarederror on y (ablation). Categorical schema columns are native categoricals
 // (feature type "c", level code = frozen level index); NaN is missing and +-inf is mapped to
-// missing because XGBoost rejects infinities.
+// missing because XGBoost rejects infinities. A feature set (TrainOptions::features) trains on
+// the kept columns only; the model file then names them ("columns") and the native ensemble
+// maps the booster's features back onto schema columns. Early stopping: TrainOptions.
 #include <dlfcn.h>
 #include <xgboost/c_api.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <map>
 #include <mutex>
 #include <thread>
 
@@ -27,7 +31,8 @@ struct XgbApi {
   X(XGBGetLastError) X(XGBoostVersion) X(XGDMatrixCreateFromMat) X(XGDMatrixSetFloatInfo)                  \
   X(XGDMatrixSetUIntInfo) X(XGDMatrixSetStrFeatureInfo) X(XGDMatrixFree) X(XGBoosterCreate)                \
   X(XGBoosterSetParam) X(XGBoosterUpdateOneIter) X(XGBoosterSaveModelToBuffer)                              \
-  X(XGBoosterLoadModelFromBuffer) X(XGBoosterPredictFromDense) X(XGBoosterFree)
+  X(XGBoosterLoadModelFromBuffer) X(XGBoosterPredictFromDense) X(XGBoosterFree)                              \
+  X(XGBoosterPredictFromDMatrix) X(XGBoosterSlice)
 #define CKS_XGB_MEMBER(f) decltype(&::f) f = nullptr;
   CKS_XGB_FUNCTIONS(CKS_XGB_MEMBER)
 #undef CKS_XGB_MEMBER
@@ -79,9 +84,17 @@ struct Booster {
   }
 };
 
-// A copy of rows [begin, end) with +-inf replaced by NaN (missing).
-std::vector<float> xgb_rows(const FeatureMatrix& x, size_t begin, size_t end) {
-  std::vector<float> v(x.data.begin() + begin * x.cols, x.data.begin() + end * x.cols);
+// A copy of rows [begin, end) with +-inf replaced by NaN (missing); with `columns`, only those
+// columns (a feature set), in that order.
+std::vector<float> xgb_rows(const FeatureMatrix& x, size_t begin, size_t end, const std::vector<uint32_t>& columns = {}) {
+  std::vector<float> v;
+  if (columns.empty()) {
+    v.assign(x.data.begin() + begin * x.cols, x.data.begin() + end * x.cols);
+  } else {
+    v.reserve((end - begin) * columns.size());
+    for (size_t r = begin; r < end; ++r)
+      for (uint32_t c : columns) v.push_back(x.at(r, c));
+  }
   for (float& f : v)
     if (std::isinf(f)) f = std::numeric_limits<float>::quiet_NaN();
   return v;
@@ -97,8 +110,13 @@ class XgbModel final : public Model {
  public:
   // `blob` is a saved booster (UBJSON). It is parsed into the native ensemble here, so scoring
   // never needs libxgboost.
-  XgbModel(std::string blob, int threads)
-      : blob_(std::move(blob)), trees_(TreeEnsemble::from_xgboost(blob_)), threads_(std::max(1, threads)) {
+  // `columns`: the schema columns of the booster's features when it was trained on a feature
+  // set (empty: every schema column).
+  XgbModel(std::string blob, int threads, std::vector<uint32_t> columns = {})
+      : blob_(std::move(blob)),
+        columns_(std::move(columns)),
+        trees_(TreeEnsemble::from_xgboost(blob_, columns_)),
+        threads_(std::max(1, threads)) {
     if (trees_.features() > FeatureSchema::get().size())
       throw Error("model: XGBoost booster splits on more features than the schema has");
   }
@@ -131,14 +149,20 @@ class XgbModel final : public Model {
   }
 
   nlohmann::json parameters() const override {
-    return {{"encoding", "ubj+base64"}, {"booster", base64_encode(blob_)}, {"features", FeatureSchema::get().size()}};
+    if (columns_.empty())
+      return {{"encoding", "ubj+base64"}, {"booster", base64_encode(blob_)}, {"features", FeatureSchema::get().size()}};
+    std::vector<std::string> names;
+    for (uint32_t c : columns_) names.emplace_back(FeatureSchema::get()[c].name);
+    return {{"encoding", "ubj+base64"}, {"booster", base64_encode(blob_)}, {"features", columns_.size()}, {"columns", names}};
   }
 
   const std::string& blob() const { return blob_; }
+  const std::vector<uint32_t>& columns() const { return columns_; }
   const TreeEnsemble& trees() const { return trees_; }
 
  private:
   std::string blob_;
+  std::vector<uint32_t> columns_;
   TreeEnsemble trees_;
   mutable std::atomic<int> threads_;
 };
@@ -153,48 +177,153 @@ std::string save_booster(const Booster& b) {
 
 }  // namespace
 
-std::unique_ptr<Model> train_xgboost(const Dataset& data, const TrainOptions& o, const Progress& progress) {
-  if (o.rounds < 1) throw Error("--rounds must be >= 1");
-  if (o.max_depth < 1) throw Error("--max-depth must be >= 1");
-  if (!(o.eta > 0)) throw Error("--eta must be > 0");
-  if (!(o.subsample > 0 && o.subsample <= 1) || !(o.colsample > 0 && o.colsample <= 1))
-    throw Error("subsample and colsample must be in (0, 1]");
+namespace {
+
+// A DMatrix of the rows of `data` (the kept `columns`, empty = all) with feature names and types,
+// labels and, for ranking, query groups.
+void make_dmatrix(DMatrix& m, const Dataset& data, const std::vector<uint32_t>& columns, bool ranking,
+                  const std::vector<float>& label) {
   const XgbApi& api = XgbApi::get();
   const FeatureSchema& schema = FeatureSchema::get();
-  const bool ranking = o.objective != "reg:squarederror";
-
-  DMatrix train;
+  const size_t cols = columns.empty() ? data.x.cols : columns.size();
   {
-    const std::vector<float> rows = xgb_rows(data.x, 0, data.rows());
-    api.check(api.XGDMatrixCreateFromMat(rows.data(), data.rows(), data.x.cols, std::numeric_limits<float>::quiet_NaN(),
-                                         &train.h),
+    const std::vector<float> rows = xgb_rows(data.x, 0, data.rows(), columns);
+    api.check(api.XGDMatrixCreateFromMat(rows.data(), data.rows(), cols, std::numeric_limits<float>::quiet_NaN(), &m.h),
               "create DMatrix");
   }
   std::vector<std::string> names, types;
-  for (const auto& f : schema.features()) {
+  for (size_t i = 0; i < cols; ++i) {
+    const FeatureSpec& f = schema[columns.empty() ? i : columns[i]];
     names.emplace_back(f.name);
     types.emplace_back(f.kind == FeatureKind::categorical ? "c" : "q");
   }
   auto set_str = [&](const char* field, const std::vector<std::string>& v) {
     std::vector<const char*> p;
     for (const auto& s : v) p.push_back(s.c_str());
-    api.check(api.XGDMatrixSetStrFeatureInfo(train.h, field, p.data(), p.size()), "set feature info");
+    api.check(api.XGDMatrixSetStrFeatureInfo(m.h, field, p.data(), p.size()), "set feature info");
   };
   set_str("feature_name", names);
   set_str("feature_type", types);
-  const std::vector<float>& label = ranking ? data.relevance : data.y;
-  api.check(api.XGDMatrixSetFloatInfo(train.h, "label", label.data(), label.size()), "set labels");
+  api.check(api.XGDMatrixSetFloatInfo(m.h, "label", label.data(), label.size()), "set labels");
   if (ranking) {
     std::vector<unsigned> sizes;
     for (const auto& g : data.groups) sizes.push_back(static_cast<unsigned>(g.size()));
-    api.check(api.XGDMatrixSetUIntInfo(train.h, "group", sizes.data(), sizes.size()), "set groups");
+    api.check(api.XGDMatrixSetUIntInfo(m.h, "group", sizes.data(), sizes.size()), "set groups");
   }
+}
+
+// The ranking label: relevance max(0, B - band) = max(0, grade - (kGradeMax - B)).
+std::vector<float> ranking_label(const Dataset& data, int bands) {
+  if (bands == kRelevanceBands) return data.relevance;
+  std::vector<float> out(data.rows());
+  for (size_t r = 0; r < data.rows(); ++r) out[r] = static_cast<float>(std::max(0, data.grade[r] - (kGradeMax - bands)));
+  return out;
+}
+
+// Early stopping's split of the training groups: the shapes sorted by fnv1a64("es:<seed>:MxNxK"),
+// the first ceil(fraction * shapes) held out (every layout of a shape on the same side).
+std::vector<bool> early_stopping_holdout(const Dataset& data, double fraction, uint64_t seed) {
+  std::map<std::string, std::vector<size_t>> by_shape;
+  for (size_t g = 0; g < data.groups.size(); ++g) {
+    const Problem& p = data.groups[g].problem;
+    by_shape[std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k)].push_back(g);
+  }
+  if (by_shape.size() < 2) throw Error("early stopping needs training groups of at least 2 shapes");
+  std::vector<std::pair<uint64_t, std::string>> order;
+  for (const auto& [shape, members] : by_shape) order.emplace_back(fnv1a64("es:" + std::to_string(seed) + ":" + shape), shape);
+  std::sort(order.begin(), order.end());
+  const size_t held = std::clamp<size_t>(static_cast<size_t>(std::ceil(fraction * static_cast<double>(order.size()))), 1,
+                                         order.size() - 1);
+  std::vector<bool> out(data.groups.size(), false);
+  for (size_t i = 0; i < held; ++i)
+    for (size_t g : by_shape[order[i].second]) out[g] = true;
+  return out;
+}
+
+// Early stopping's validation loss: over the groups of `data`, the mean of the top-k regrets
+// for k = 1, 2, 4, 8, 16 (top-k regret: 1 - the best throughput among the k highest scores / T*;
+// score ties to the lower row), averaged over the groups. Top-1 regret alone is a step function
+// of the scores that plateaus for many rounds on a small validation slice; the deeper top-k
+// regrets move with the ranking of the whole top of each group.
+double validation_loss(const Dataset& data, const float* scores) {
+  double sum = 0;
+  std::vector<uint32_t> order;
+  for (const DataGroup& g : data.groups) {
+    const size_t n = g.size();
+    order.resize(n);
+    for (size_t i = 0; i < n; ++i) order[i] = static_cast<uint32_t>(i);
+    const size_t deepest = std::min<size_t>(n, static_cast<size_t>(kTopK.back()));
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(deepest), order.end(),
+                      [&](uint32_t a, uint32_t b) {
+                        const float sa = scores[g.begin + a], sb = scores[g.begin + b];
+                        return sa > sb || (sa == sb && a < b);
+                      });
+    double best = 0;
+    for (size_t r = g.begin; r < g.end; ++r) best = std::max(best, data.tflops[r]);
+    double seen = 0, group = 0;
+    size_t next_k = 0;
+    for (size_t i = 0; i < deepest; ++i) {
+      seen = std::max(seen, data.tflops[g.begin + order[i]]);
+      while (next_k < kTopK.size() && static_cast<size_t>(kTopK[next_k]) == i + 1) {
+        group += 1.0 - seen / best;
+        ++next_k;
+      }
+    }
+    for (; next_k < kTopK.size(); ++next_k) group += 1.0 - seen / best;  // k beyond the group: all seen
+    sum += group / static_cast<double>(kTopK.size());
+  }
+  return data.groups.empty() ? 0.0 : sum / static_cast<double>(data.groups.size());
+}
+
+}  // namespace
+
+std::unique_ptr<Model> train_xgboost(const Dataset& data, const TrainOptions& o, const Progress& progress) {
+  if (o.rounds < 1) throw Error("--rounds must be >= 1");
+  if (o.max_depth < 1) throw Error("--max-depth must be >= 1");
+  if (!(o.eta > 0)) throw Error("--eta must be > 0");
+  if (!(o.subsample > 0 && o.subsample <= 1) || !(o.colsample > 0 && o.colsample <= 1))
+    throw Error("subsample and colsample must be in (0, 1]");
+  if (!(o.l1 >= 0) || !(o.l2 >= 0) || !(o.gamma >= 0) || !(o.min_child_weight >= 0))
+    throw Error("--reg-alpha, --reg-lambda, --gamma and --min-child-weight must be >= 0");
+  if (o.max_bin < 2) throw Error("--max-bin must be >= 2");
+  if (o.max_cat_to_onehot < 1 || o.max_cat_threshold < 1)
+    throw Error("--max-cat-to-onehot and --max-cat-threshold must be >= 1");
+  if (o.relevance_bands < 1 || o.relevance_bands > kGradeMax) throw Error("--relevance-bands must be in [1, 31]");
+  if (o.num_pairsample < 1) throw Error("--num-pairsample must be >= 1");
+  if (o.early_stopping < 0) throw Error("--early-stopping must be >= 0");
+  if (o.early_stopping > 0 && !(o.early_stopping_fraction > 0 && o.early_stopping_fraction < 1))
+    throw Error("--early-stopping-fraction must be in (0, 1)");
+  const XgbApi& api = XgbApi::get();
+  const bool ranking = o.objective != "reg:squarederror";
+
+  // The feature set: the booster sees only the kept columns.
+  std::vector<uint32_t> columns;
+  if (const std::vector<bool> kept = feature_mask(o.features); std::find(kept.begin(), kept.end(), false) != kept.end())
+    for (size_t c = 0; c < kept.size(); ++c)
+      if (kept[c]) columns.push_back(static_cast<uint32_t>(c));
+
+  // Early stopping trains on part of the groups and scores the rest after every round.
+  Dataset fit_part, held_part;
+  const bool early = o.early_stopping > 0;
+  if (early) {
+    const std::vector<bool> held = early_stopping_holdout(data, o.early_stopping_fraction, o.seed);
+    std::vector<size_t> in, out;
+    for (size_t g = 0; g < data.groups.size(); ++g) (held[g] ? out : in).push_back(g);
+    fit_part = data.subset(in);
+    held_part = data.subset(out);
+  }
+  const Dataset& fit = early ? fit_part : data;
+
+  DMatrix train, valid;
+  make_dmatrix(train, fit, columns, ranking, ranking ? ranking_label(fit, o.relevance_bands) : fit.y);
+  if (early) make_dmatrix(valid, held_part, columns, ranking, ranking ? ranking_label(held_part, o.relevance_bands) : held_part.y);
 
   Booster booster;
-  api.check(api.XGBoosterCreate(&train.h, 1, &booster.h), "create booster");
+  DMatrixHandle cached[2] = {train.h, valid.h};
+  api.check(api.XGBoosterCreate(cached, early ? 2 : 1, &booster.h), "create booster");
   const int threads = resolve_threads(o.threads);
   auto num = [](double v) { return format_double(v); };
-  const std::vector<std::pair<const char*, std::string>> params{
+  std::vector<std::pair<const char*, std::string>> params{
       {"objective", o.objective},
       {"tree_method", "hist"},
       {"eta", num(o.eta)},
@@ -208,12 +337,74 @@ std::unique_ptr<Model> train_xgboost(const Dataset& data, const TrainOptions& o,
       {"nthread", std::to_string(threads)},
       {"verbosity", "0"},
   };
+  // Parameters added for tuning are passed only when not at XGBoost's defaults (the defaults
+  // train exactly as before).
+  const TrainOptions d;
+  if (o.l1 != d.l1) params.emplace_back("alpha", num(o.l1));
+  if (o.gamma != d.gamma) params.emplace_back("gamma", num(o.gamma));
+  if (o.max_cat_to_onehot != d.max_cat_to_onehot) params.emplace_back("max_cat_to_onehot", std::to_string(o.max_cat_to_onehot));
+  if (o.max_cat_threshold != d.max_cat_threshold) params.emplace_back("max_cat_threshold", std::to_string(o.max_cat_threshold));
+  if (ranking && o.num_pairsample != d.num_pairsample) params.emplace_back("num_pairsample", std::to_string(o.num_pairsample));
   for (const auto& [k, v] : params) set_param(booster, k, v);
+
+  int best_round = o.rounds - 1;
+  double best_regret = std::numeric_limits<double>::infinity();
+  int rounds_run = 0;
   for (int it = 0; it < o.rounds; ++it) {
     api.check(api.XGBoosterUpdateOneIter(booster.h, it, train.h), "training round");
+    rounds_run = it + 1;
     if (progress) progress("xgboost: boosting rounds", static_cast<size_t>(it + 1), static_cast<size_t>(o.rounds));
+    if (!early) continue;
+    // The validation matrix is in the booster's prediction cache: each call adds the new tree.
+    static const char* config =
+        R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false})";
+    const bst_ulong* shape = nullptr;
+    bst_ulong dim = 0;
+    const float* scores = nullptr;
+    api.check(api.XGBoosterPredictFromDMatrix(booster.h, valid.h, config, &shape, &dim, &scores), "predict");
+    const double regret = validation_loss(held_part, scores);
+    if (regret < best_regret) {
+      best_regret = regret;
+      best_round = it;
+    } else if (it - best_round >= o.early_stopping) {
+      break;
+    }
   }
-  return std::make_unique<XgbModel>(save_booster(booster), 1);
+  std::string blob;
+  if (early && o.early_stopping_refit) {
+    // The held-out slice only chose the round count: refit on every group with that many rounds.
+    TrainOptions refit = o;
+    refit.early_stopping = 0;
+    refit.rounds = best_round + 1;
+    auto model = train_xgboost(data, refit, progress);
+    model->info().provenance = {{"early_stopping",
+                                 {{"rounds", best_round + 1},
+                                  {"rounds_run", rounds_run},
+                                  {"validation_groups", held_part.groups.size()},
+                                  {"validation_regret", best_regret},
+                                  {"patience", o.early_stopping},
+                                  {"fraction", o.early_stopping_fraction},
+                                  {"refit", true}}}};
+    return model;
+  }
+  if (early && best_round + 1 < rounds_run) {
+    Booster sliced;
+    api.check(api.XGBoosterSlice(booster.h, 0, best_round + 1, 1, &sliced.h), "slice the booster");
+    blob = save_booster(sliced);
+  } else {
+    blob = save_booster(booster);
+  }
+  auto model = std::make_unique<XgbModel>(std::move(blob), 1, columns);
+  if (early)
+    model->info().provenance = {{"early_stopping",
+                                 {{"rounds", best_round + 1},
+                                  {"rounds_run", rounds_run},
+                                  {"validation_groups", held_part.groups.size()},
+                                  {"validation_regret", best_regret},
+                                  {"patience", o.early_stopping},
+                                  {"fraction", o.early_stopping_fraction},
+                                  {"refit", false}}}};
+  return model;
 }
 
 bool xgboost_library_available() {
@@ -240,9 +431,10 @@ void xgboost_library_predict(const Model& model, const FeatureMatrix& x, std::sp
       R"({"type": 0, "training": false, "iteration_begin": 0, "iteration_end": 0, "strict_shape": false, "cache_id": 0, "missing": NaN})";
   for (size_t begin = 0; begin < x.rows; begin += kPredictBlock) {
     const size_t end = std::min(x.rows, begin + kPredictBlock);
-    const std::vector<float> rows = xgb_rows(x, begin, end);
+    const std::vector<float> rows = xgb_rows(x, begin, end, m->columns());
+    const size_t cols = m->columns().empty() ? x.cols : m->columns().size();
     const std::string values = R"({"data": [)" + std::to_string(reinterpret_cast<uintptr_t>(rows.data())) +
-                               R"(, true], "shape": [)" + std::to_string(end - begin) + ", " + std::to_string(x.cols) +
+                               R"(, true], "shape": [)" + std::to_string(end - begin) + ", " + std::to_string(cols) +
                                R"(], "typestr": "<f4", "version": 3})";
     const bst_ulong* shape = nullptr;
     bst_ulong dim = 0;
@@ -255,9 +447,17 @@ void xgboost_library_predict(const Model& model, const FeatureMatrix& x, std::sp
 
 std::unique_ptr<Model> load_xgboost(const nlohmann::json& parameters) {
   if (parameters.at("encoding").get<std::string>() != "ubj+base64") throw Error("model: unknown XGBoost encoding");
-  if (parameters.at("features").get<size_t>() != FeatureSchema::get().size())
+  std::vector<uint32_t> columns;
+  if (parameters.contains("columns")) {
+    // A feature set: the booster's features are these schema columns.
+    for (const auto& name : parameters.at("columns"))
+      columns.push_back(static_cast<uint32_t>(FeatureSchema::get().index(name.get<std::string>())));
+    if (columns.empty() || parameters.at("features").get<size_t>() != columns.size())
+      throw Error("model: XGBoost model's feature count disagrees with its columns");
+  } else if (parameters.at("features").get<size_t>() != FeatureSchema::get().size()) {
     throw Error("model: XGBoost model has another feature count than the schema");
-  return std::make_unique<XgbModel>(base64_decode(parameters.at("booster").get<std::string>()), 1);
+  }
+  return std::make_unique<XgbModel>(base64_decode(parameters.at("booster").get<std::string>()), 1, std::move(columns));
 }
 
 }  // namespace cks::models_detail

@@ -6,7 +6,8 @@
 //   lambdarank-linear  the same pairs weighted by |dNDCG| (pairs.hpp) with gains g = y
 //   lambdarank-exp     ... with gains g = 2^y - 1
 // Pairs are resampled every epoch (cap per group, needle guarantee for the top 8). Mini-batches
-// are whole groups, in a seeded shuffled order; Adam. Deterministic for a seed and thread count.
+// are whole groups, in a seeded shuffled order; Adam (AdamW with weight decay), optional dropout
+// after each hidden ReLU. Deterministic for a seed and thread count.
 #include <torch/torch.h>
 
 #include <cstdlib>
@@ -23,7 +24,6 @@ namespace {
 
 using cks::models_detail::RankPair;
 
-constexpr size_t kBatchRows = 2048;  // groups are added to a mini-batch until it holds this many rows
 
 char* copy_string(const std::string& s) {
   char* p = static_cast<char*>(std::malloc(s.size() + 1));
@@ -31,12 +31,13 @@ char* copy_string(const std::string& s) {
   return p;
 }
 
-torch::nn::Sequential make_net(int64_t width, const std::vector<int>& hidden) {
+torch::nn::Sequential make_net(int64_t width, const std::vector<int>& hidden, double dropout) {
   torch::nn::Sequential net;
   int64_t in = width;
   for (int h : hidden) {
     net->push_back(torch::nn::Linear(in, h));
     net->push_back(torch::nn::ReLU());
+    if (dropout > 0) net->push_back(torch::nn::Dropout(dropout));  // training only: not exported
     in = h;
   }
   net->push_back(torch::nn::Linear(in, 1));
@@ -74,8 +75,19 @@ extern "C" int cks_mlp_train(const float* z, uint64_t rows, uint64_t width, cons
     torch::set_num_threads(o.at("threads").get<int>());
     std::mt19937_64 rng(seed);
 
-    auto net = make_net(static_cast<int64_t>(width), hidden);
-    torch::optim::Adam adam(net->parameters(), torch::optim::AdamOptions(o.at("learning_rate").get<double>()));
+    const double dropout = o.value("dropout", 0.0), weight_decay = o.value("weight_decay", 0.0);
+    const size_t batch_rows = o.value("batch_rows", size_t{2048});  // whole groups until this many rows
+    auto net = make_net(static_cast<int64_t>(width), hidden, dropout);
+    net->train();
+    const double lr = o.at("learning_rate").get<double>();
+    // Adam (the default, as before) or, with weight decay, AdamW (decoupled decay).
+    std::unique_ptr<torch::optim::Optimizer> optimizer;
+    if (weight_decay > 0) {
+      optimizer = std::make_unique<torch::optim::AdamW>(net->parameters(), torch::optim::AdamWOptions(lr).weight_decay(weight_decay));
+    } else {
+      optimizer = std::make_unique<torch::optim::Adam>(net->parameters(), torch::optim::AdamOptions(lr));
+    }
+    torch::optim::Optimizer& adam = *optimizer;
     const torch::Tensor all_z = torch::from_blob(const_cast<float*>(z), {int64_t(rows), int64_t(width)}, torch::kFloat32);
     const torch::Tensor all_y = torch::from_blob(const_cast<float*>(y), {int64_t(rows)}, torch::kFloat32);
     const bool pairwise = objective != "mse";
@@ -87,12 +99,12 @@ extern "C" int cks_mlp_train(const float* z, uint64_t rows, uint64_t width, cons
     for (int epoch = 0; epoch < epochs; ++epoch) {
       std::shuffle(order.begin(), order.end(), rng);
       for (size_t next = 0; next < order.size();) {
-        // Mini-batch: whole groups until kBatchRows rows.
+        // Mini-batch: whole groups until batch_rows rows.
         std::vector<uint64_t> batch;
-        size_t batch_rows = 0;
-        while (next < order.size() && (batch.empty() || batch_rows < kBatchRows)) {
+        size_t rows_in_batch = 0;
+        while (next < order.size() && (batch.empty() || rows_in_batch < batch_rows)) {
           batch.push_back(order[next]);
-          batch_rows += group_begin[order[next] + 1] - group_begin[order[next]];
+          rows_in_batch += group_begin[order[next] + 1] - group_begin[order[next]];
           ++next;
         }
         std::vector<torch::Tensor> zs, ys;
