@@ -11,7 +11,7 @@ log() { echo "[setup] $*" >&2; }
 
 if [ "${CKS_SKIP_APT:-0}" != 1 ]; then
   PKGS="cmake g++ make libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-        libeigen3-dev libsqlite3-dev sqlite3 zlib1g-dev libxgboost-dev libtorch-dev unzip python3-pip xz-utils"
+        libeigen3-dev libsqlite3-dev sqlite3 zlib1g-dev libxgboost-dev libtorch-dev libopenblas0-pthread unzip python3-pip xz-utils"
   missing=$(for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
   if [ -n "$missing" ]; then
     log "installing Debian packages: $(echo $missing)"
