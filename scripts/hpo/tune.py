@@ -493,10 +493,13 @@ def budget_of(study):
     return len(done), trial_s, wall_s
 
 
-def eval_argv(registry, arm, params, threads):
+def eval_argv(registry, arm, params, threads, max_candidates=0, layouts="", min_candidates=0):
     spec, args = to_cks_args(arm, params)
+    extra = ["--cv-max-candidates", str(max_candidates)] if max_candidates else []
+    extra += ["--layouts", layouts] if layouts else []
+    extra += ["--min-eval-candidates", str(min_candidates)] if min_candidates else []
     return ["eval", "--registry", registry, "--groups", "evaluation", "--no-baselines", "--format", "json",
-            "--threads", str(threads), "--model", spec] + args
+            "--threads", str(threads), "--model", spec] + args + extra
 
 
 def report(args):
@@ -521,12 +524,15 @@ def report(args):
         best = study.best_trial
         params = dict(best.params)
         spec, opts = to_cks_args(arm, params)
-        key = hashlib.sha256(json.dumps([arm, params, registry, shards_fingerprint()], sort_keys=True).encode()).hexdigest()
+        eval_opts = [args.eval_max_candidates, args.eval_layouts, args.min_eval_candidates]
+        key = hashlib.sha256(json.dumps([arm, params, registry, shards_fingerprint()] + eval_opts,
+                                        sort_keys=True).encode()).hexdigest()
         if args.evaluate and key not in cache:
             log(f"tune.py: {arm}: training trial {best.number}'s configuration on every training group, scoring the "
                 "evaluation groups")
             t0 = time.time()
-            m = metrics_of(model_row(run_cks(args.cks, eval_argv(registry, arm, params, args.eval_threads))))
+            m = metrics_of(model_row(run_cks(args.cks, eval_argv(registry, arm, params, args.eval_threads,
+                                                                 *eval_opts))))
             m["seconds"] = round(time.time() - t0, 1)
             cache[key] = m
             os.makedirs(out_dir, exist_ok=True)
@@ -553,8 +559,13 @@ def report(args):
                  + (f"{proto['folds']}-fold cross-validation over {proto['cv_max_groups']} training groups, "
                     f"trained on <= {proto['cv_max_candidates']} candidates per group (top {proto['cv_keep_top']} + "
                     f"random), held-out groups whole" if proto else "cross-validation")
-                 + "; eval: that configuration trained on every training group (all candidates) and scored on the "
-                 "evaluation groups, which no trial read.")
+                 + "; eval: that configuration trained on every training group ("
+                 + (f"<= {args.eval_max_candidates} candidates per group, top {proto['cv_keep_top'] if proto else 16} + random"
+                    if args.eval_max_candidates else "all candidates")
+                 + ") and scored on the evaluation groups"
+                 + (f" of layouts {args.eval_layouts}" if args.eval_layouts else "")
+                 + (f" with >= {args.min_eval_candidates} measured candidates" if args.min_eval_candidates else "")
+                 + ", which no trial read.")
     by_arm = {r["arm"]: r for r in rows}
     if "feat-core-arch" in by_arm and "feat-full" in by_arm:
         base = by_arm["feat-core-arch"]["cv"]["mean"]
@@ -575,7 +586,10 @@ def report(args):
         lines.append(text + ".")
     lines.append("")
     lines.append("Best configuration per arm (the eval columns: `cks eval --groups evaluation --no-baselines "
-                 f"--threads {args.eval_threads} --model SPEC OPTIONS`):")
+                 f"--threads {args.eval_threads} --model SPEC OPTIONS"
+                 + (f" --cv-max-candidates {args.eval_max_candidates}" if args.eval_max_candidates else "")
+                 + (f" --layouts {args.eval_layouts}" if args.eval_layouts else "")
+                 + (f" --min-eval-candidates {args.min_eval_candidates}" if args.min_eval_candidates else "") + "`):")
     lines.append("")
     for r in rows:
         lines.append(f"- {r['arm']} (trial {r['best']}): `--model {r['spec']} {' '.join(r['opts'])}`")
@@ -671,6 +685,11 @@ def main():
     ap.add_argument("--no-evaluate", dest="evaluate", action="store_false",
                     help="--report without training the best configurations for the evaluation groups")
     ap.add_argument("--eval-threads", type=int, default=2, help="--report: cks threads of the final trainings")
+    ap.add_argument("--eval-max-candidates", type=int, default=0,
+                    help="--report: train each arm's final model on at most C candidates per group (0: all)")
+    ap.add_argument("--eval-layouts", default="", help="--report: only the evaluation groups of these layouts")
+    ap.add_argument("--min-eval-candidates", type=int, default=0,
+                    help="--report: leave out evaluation groups with fewer measured candidates (unfinished)")
     ap.add_argument("--export-dir", default="data/hpo", help="--report: CSV exports, report.md, report.json")
     ap.add_argument("--write-docs", action="store_true", help="--report: replace the table in docs/hpo.md")
     ap.add_argument("--list-arms", action="store_true", help="print the arms and their search spaces")

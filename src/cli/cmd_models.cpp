@@ -1,4 +1,5 @@
 // `cks train`, `cks eval`, `cks select`: the learned selector (docs/models.md).
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -223,10 +224,20 @@ void register_eval(CLI::App& app) {
                   "cv: use at most N training groups, whole shapes in a seeded order (0 = all; for fast tuning)")
       ->capture_default_str();
   cmd->add_option("--cv-max-candidates", *cv_candidates,
-                  "cv: train each fold on at most C candidates per group: the --cv-keep-top best plus a seeded random "
-                  "rest (0 = all); held-out groups keep all their candidates")
+                  "train each CV fold (or, with --groups evaluation, the model trained on the spot) on at most C "
+                  "candidates per group: the --cv-keep-top best plus a seeded random rest (0 = all); held-out and "
+                  "evaluation groups keep all their candidates")
       ->capture_default_str();
   cmd->add_option("--cv-keep-top", *cv_top, "cv: candidates of highest throughput always kept by --cv-max-candidates")
+      ->capture_default_str();
+  auto eval_layouts = std::make_shared<std::vector<std::string>>();
+  auto min_eval = std::make_shared<size_t>(0);
+  cmd->add_option("--layouts", *eval_layouts,
+                  "evaluation: only the evaluation groups of these layouts, comma-separated (default: every layout)")
+      ->delimiter(',');
+  cmd->add_option("--min-eval-candidates", *min_eval,
+                  "evaluation: leave out evaluation groups with fewer measured candidates (an exhaustive group "
+                  "not finished yet); they are listed on stderr and never trained on")
       ->capture_default_str();
   cmd->add_flag("--no-baselines", *no_baselines, "only the model");
   cmd->add_flag("--no-nvmmh", *no_nvmmh, "skip the nvMatmulHeuristics baseline");
@@ -244,8 +255,7 @@ void register_eval(CLI::App& app) {
     if (*groups != "evaluation" && *groups != "cv")
       throw Error("unknown --groups '" + *groups + "' (expected evaluation or cv)");
     if (!prefilters->empty() && *groups != "evaluation") throw Error("--prefilter needs --groups evaluation");
-    if ((*cv_groups || *cv_candidates) && *groups != "cv")
-      throw Error("--cv-max-groups and --cv-max-candidates need --groups cv");
+    if (*cv_groups && *groups != "cv") throw Error("--cv-max-groups needs --groups cv");
     for (size_t pf : *prefilters)
       if (pf == 0) throw Error("--prefilter values must be >= 1 (the exhaustive ranking is the model's own row)");
     finish_selector_options(*sel_opts, false);
@@ -263,14 +273,35 @@ void register_eval(CLI::App& app) {
     Dataset evaluated;  // the groups reported, in report order
     std::vector<MethodOutcomes> methods;
     if (*groups == "evaluation") {
-      const auto eval_idx = all.eval_groups();
+      std::vector<Layout> layouts;
+      for (const auto& l : *eval_layouts) layouts.push_back(parse_layout(l));
+      std::vector<size_t> eval_idx;
+      size_t left_out = 0;
+      for (size_t g : all.eval_groups()) {
+        const auto& grp = all.groups[g];
+        const bool layout_ok =
+            layouts.empty() || std::find(layouts.begin(), layouts.end(), grp.problem.layout) != layouts.end();
+        if (layout_ok && grp.size() >= *min_eval) {
+          eval_idx.push_back(g);
+        } else if (layout_ok) {
+          ++left_out;
+          std::cerr << "cks: note: evaluation group " << grp.key << " has " << grp.size() << " measured candidates (< "
+                    << *min_eval << "): left out\n";
+        }
+      }
+      if (left_out) std::cerr << "cks: note: " << left_out << " evaluation groups left out by --min-eval-candidates\n";
       if (eval_idx.empty())
-        throw Error("no evaluation groups (set 'eval') in " + origin + "; use --groups cv");
+        throw Error("no evaluation groups (set 'eval') in " + origin +
+                    (layouts.empty() && *min_eval == 0 ? "; use --groups cv" : " match --layouts / --min-eval-candidates"));
       evaluated = all.subset(eval_idx);
       std::unique_ptr<Model> trained;
       if (!spec.file_model) {
         if (train.groups.empty()) throw Error("no training groups in " + origin);
+        // As in a CV fold: train on at most C candidates per group (the tuner's report, cheaper).
+        if (*cv_candidates) train = subsample_candidates(train, *cv_candidates, *cv_top, spec.options.seed);
         trained = train_model(train, spec.options, stderr_progress());
+      } else if (*cv_candidates) {
+        throw Error("--cv-max-candidates needs a model trained on the spot, not a model file");
       }
       const Model& model = spec.file_model ? *spec.file_model : *trained;
       model.set_threads(scoring_threads(spec.options.threads));
