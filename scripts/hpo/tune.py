@@ -374,7 +374,9 @@ def worker_main(args):
         try:
             study.optimize(objective, n_trials=1, catch=(RuntimeError, subprocess.TimeoutExpired, ValueError),
                            callbacks=[remember])
-        except optuna.exceptions.UpdateFinishedTrialError as e:
+        except (optuna.exceptions.UpdateFinishedTrialError, ValueError) as e:
+            if isinstance(e, ValueError) and "Cannot tell" not in str(e):
+                raise
             # Under heavy load this worker's heartbeat lagged and another worker declared the trial
             # stale (FAIL, re-queued) while it was still running: its result is dropped, the
             # re-queued copy runs again. Not an error of the study.

@@ -135,3 +135,30 @@ TEST(ModelsCli, TrainEvalSelectRoundTrip) {
   EXPECT_GT(bj[0]["cold_ms_mean"].get<double>(), 0.0);
   expect_error("eval --registry " + registry() + " --model " + model + " --groups cv --folds 40", "distinct shapes");
 }
+
+TEST(ModelsCli, EvalLeavesOutUnfinishedEvaluationGroupsAndOtherLayouts) {
+  test::ScratchDir dir;
+  const std::string model = dir.file("ridge.json");
+  ASSERT_EQ(run_cks("train --registry " + registry() + " --model ridge --out " + model).exit_code, 0);
+  auto groups_of = [](const std::string& out) {
+    for (const auto& row : nlohmann::json::parse(out))
+      if (row["slice"] == "all") return row["groups"].get<int>();
+    return -1;
+  };
+  // Every synthetic evaluation group has 60 measured candidates.
+  const test::CliResult all = run_cks("eval --registry " + registry() + " --model " + model +
+                                      " --no-baselines --min-eval-candidates 60 --format json");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(groups_of(all.out), 4);
+  const test::CliResult tn = run_cks("eval --registry " + registry() + " --model " + model +
+                                     " --no-baselines --layouts tn --format json");
+  ASSERT_EQ(tn.exit_code, 0) << tn.err;
+  EXPECT_EQ(groups_of(tn.out), 4);  // the synthetic groups are all tn
+  expect_error("eval --registry " + registry() + " --model " + model + " --no-baselines --layouts nt",
+               "match --layouts / --min-eval-candidates");
+  const test::CliResult few = run_cks("eval --registry " + registry() + " --model " + model +
+                                      " --no-baselines --min-eval-candidates 61 --format json");
+  EXPECT_NE(few.exit_code, 0);
+  EXPECT_NE(few.err.find("has 60 measured candidates (< 61): left out"), std::string::npos) << few.err;
+  expect_error("eval --registry " + registry() + " --model " + model + " --layouts xy", "unknown layout 'xy'");
+}
