@@ -67,8 +67,8 @@ struct SelectorOptions {
   size_t block_rows = 8192;       // candidates per scoring block (exhaustive ranking)
   int setup_threads = 0;          // threads computing the prior in prepare() (0 = every core)
   size_t prefilter = 1024;        // candidates kept by the prefilter; 0 = exhaustive
-  size_t cascade_terms = 75;      // additive models: terms (trees) scoring every kept candidate
-  size_t cascade_keep = 128;      // additive models: candidates that get every term
+  size_t cascade_terms = 50;      // additive models: terms (trees) scoring every kept candidate
+  size_t cascade_keep = 64;       // additive models: candidates that get every term
   double prior_weight = 0.3;      // weight of the model prior in the prefilter key (0: static only)
   size_t prior_terms = 100;       // additive models: terms (trees) scoring the prior
   // The prior's reference problems (M, N, K), in the layout being ranked: large and small M, N

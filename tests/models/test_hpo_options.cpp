@@ -255,7 +255,7 @@ TEST(HpoCli, CrossValidationSubsampleAndEarlyStopping) {
 
   const test::CliResult bad = test::run_cks("eval --registry " + reg + " --model ridge --cv-max-groups 3");
   EXPECT_NE(bad.exit_code, 0);
-  EXPECT_NE(bad.err.find("need --groups cv"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("--cv-max-groups needs --groups cv"), std::string::npos) << bad.err;
   const test::CliResult badset = test::run_cks("eval --registry " + reg + " --model ridge --features core+nope");
   EXPECT_NE(badset.exit_code, 0);
   EXPECT_NE(badset.err.find("unknown feature family 'nope'"), std::string::npos) << badset.err;
