@@ -78,10 +78,28 @@ for name, title, about in RUNS:
             print(f"| {s} | " + " | ".join(cells) + " |")
     print()
 
-print("## Goals of issue 5\n")
-print("Top-1 mean regret ≤ 2 %, p95 ≤ 8 %, top-4 mean ≤ 0.5 % on the evaluation groups, and better")
-print("than static-score, best-single-config and nvMatmulHeuristics top-1 on mean regret: see the")
-print("TN table; docs/models.md discusses what is and is not reached.\n")
+print("## Goals of issue 5 (TN evaluation groups)\n")
+tn_path = os.path.join(out, "default_tn.json")
+if os.path.exists(tn_path):
+    tn = [r for r in json.load(open(tn_path)) if r["slice"] == "all"]
+    model = tn[0]
+    base = {r["method"]: r["regret_mean"] for r in tn}
+
+    def verdict(ok):
+        return "met" if ok else "**not met**"
+    print("| goal | value | |")
+    print("| --- | --- | --- |")
+    print(f"| top-1 mean regret ≤ 2 % | {pct(model['regret_mean'])} % | {verdict(model['regret_mean'] <= 0.02)} |")
+    print(f"| top-1 p95 regret ≤ 8 % | {pct(model['regret_p95'])} % | {verdict(model['regret_p95'] <= 0.08)} |")
+    print(f"| top-4 mean regret ≤ 0.5 % | {pct(model['top4_regret'])} % | {verdict(model['top4_regret'] <= 0.005)} |")
+    for b in ("static-score", "best-single-config", "nvmmh"):
+        if b in base:
+            print(f"| better than {b} (mean) | {pct(model['regret_mean'])} % vs {pct(base[b])} % | "
+                  f"{verdict(model['regret_mean'] < base[b])} |")
+    print()
+    print("What limits the model (docs/hpo.md, data/README.md): the training groups hold a median 67 % of")
+    print("their sampling budgets, the pool is 2,000 of the 34,265 TN kernels, and the hyper-parameters")
+    print("were tuned on a 100-group subsample. The by-regime table above shows where the regret is.\n")
 print("## Commands\n")
 print("```")
 print("bash scripts/setup.sh")
