@@ -181,10 +181,13 @@ AnalysisData load_analysis_data(const Registry& reg, const HardwareDesc& hw, con
                       (options.groups == GroupSelection::train && set == "train");
     if (take) selected.emplace(key, set);
   }
-  if (selected.empty())
+  if (selected.empty()) {
+    std::string which;
+    for (Layout l : options.layouts) which += (which.empty() ? " of layout " : ", ") + std::string(to_string(l));
     throw Error(options.groups == GroupSelection::all
-                    ? "no groups in " + reg.path()
-                    : "no groups of set '" + std::string(to_string(options.groups)) + "' in " + reg.path());
+                    ? "no groups" + which + " in " + reg.path()
+                    : "no groups of set '" + std::string(to_string(options.groups)) + "'" + which + " in " + reg.path());
+  }
 
   Loader loader(hw, std::move(selected));
   MeasurementFilter filter;

@@ -421,4 +421,7 @@ TEST(AnalysisCli, BadInputIsOneClearErrorLine) {
   expect_error("analyze sampling" + reg + " --alphas 0.5,2", "--alphas must lie in [0, 1]");
   expect_error("analyze sampling" + reg + " --table both", "unknown --table 'both'");
   expect_error("analyze sampling" + reg + " --out-dir /dev/null/x", "--out-dir");
+  expect_error("analyze features" + reg + " --layouts nt", "no groups of set 'eval' of layout nt");
+  expect_error("analyze features" + reg + " --layouts xy", "unknown layout 'xy'");
+  expect_error("analyze counters" + reg, "no hardware-counter profiles");
 }
