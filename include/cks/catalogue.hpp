@@ -128,6 +128,9 @@ class Catalogue {
   const std::vector<Candidate>& candidates() const { return candidates_; }
   // Index by kernel ID; nullopt if absent.
   std::optional<uint32_t> find(std::string_view kernel_id) const;
+  // The candidate of a kernel ID and canonical knobs (a measured row); nullopt if the kernel is
+  // not in this catalogue or the knobs do not parse.
+  std::optional<Candidate> find_candidate(std::string_view kernel_id, std::string_view knobs) const;
 
  private:
   Layout layout_ = Layout::tn;

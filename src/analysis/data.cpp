@@ -69,7 +69,7 @@ class Loader {
       g.set = sel->second;
       g.problem = Problem{o.m, o.n, o.k, o.layout};
     }
-    const auto candidate = resolve(o);
+    const auto candidate = Catalogue::get(o.layout).find_candidate(o.kernel_id, o.knobs);
     if (!candidate) {
       ++skipped_unknown_;
       return;
@@ -125,16 +125,6 @@ class Loader {
   }
 
  private:
-  std::optional<Candidate> resolve(const Observation& o) const {
-    const auto kernel = Catalogue::get(o.layout).find(o.kernel_id);
-    if (!kernel) return std::nullopt;
-    try {
-      return Candidate{*kernel, RuntimeKnobs::from_canonical(o.knobs)};
-    } catch (const Error&) {
-      return std::nullopt;
-    }
-  }
-
   const CataloguePositions& positions_for(Layout layout) {
     auto it = positions_.find(layout);
     if (it == positions_.end()) it = positions_.emplace(layout, CataloguePositions(Catalogue::get(layout))).first;

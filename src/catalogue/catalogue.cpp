@@ -69,4 +69,14 @@ std::optional<uint32_t> Catalogue::find(std::string_view kernel_id) const {
   return it->second;
 }
 
+std::optional<Candidate> Catalogue::find_candidate(std::string_view kernel_id, std::string_view knobs) const {
+  const auto kernel = find(kernel_id);
+  if (!kernel) return std::nullopt;
+  try {
+    return Candidate{*kernel, RuntimeKnobs::from_canonical(knobs)};
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+
 }  // namespace cks

@@ -63,6 +63,16 @@ AnalysisData read_data(const CommonOpts& o, const HardwareDesc& hw, AnalysisLoad
   return d;
 }
 
+// Candidates and cut candidates over the groups (the one-line summary on stderr).
+std::pair<size_t, size_t> candidate_counts(const AnalysisData& data) {
+  size_t rows = 0, cut = 0;
+  for (const auto& g : data.groups) {
+    rows += g.size();
+    cut += g.cut_count();
+  }
+  return {rows, cut};
+}
+
 // Creates --out-dir (if given) before any work, so a bad path fails at once.
 void prepare_out_dir(const std::string& out_dir) {
   if (out_dir.empty()) return;
@@ -104,11 +114,7 @@ void register_features_study(CLI::App* analyze) {
     const HardwareDesc hw = hw_preset(o->preset);
     prepare_out_dir(o->out_dir);
     const AnalysisData data = read_data(*o, hw, lo);
-    size_t rows = 0, cut = 0;
-    for (const auto& g : data.groups) {
-      rows += g.size();
-      cut += g.cut_count();
-    }
+    const auto [rows, cut] = candidate_counts(data);
     std::cerr << "cks analyze features: " << data.groups.size() << " " << *groups << " groups, " << rows
               << " candidates (" << cut << " cut)\n";
     const auto study = feature_study(data, hw, stderr_progress());
@@ -147,11 +153,7 @@ void register_sampling_study(CLI::App* analyze) {
     const HardwareDesc hw = hw_preset(o->preset);
     prepare_out_dir(o->out_dir);
     const AnalysisData data = read_data(*o, hw, lo);
-    size_t rows = 0, cut = 0;
-    for (const auto& g : data.groups) {
-      rows += g.size();
-      cut += g.cut_count();
-    }
+    const auto [rows, cut] = candidate_counts(data);
     std::cerr << "cks analyze sampling: " << data.groups.size() << " eval groups, " << rows << " candidates (" << cut
               << " cut), " << so->reps << " repetitions\n";
     const SamplingStudy study = sampling_study(data, hw, *so, stderr_progress());

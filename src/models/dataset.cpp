@@ -54,7 +54,7 @@ class DatasetBuilder {
       ++r.count;
       return;
     }
-    const auto candidate = resolve(o);
+    const auto candidate = Catalogue::get(o.layout).find_candidate(o.kernel_id, o.knobs);
     if (!candidate) {
       ++out_.skipped_unknown;
       return;
@@ -104,16 +104,6 @@ class DatasetBuilder {
   }
 
  private:
-  std::optional<Candidate> resolve(const Observation& o) const {
-    const auto kernel = Catalogue::get(o.layout).find(o.kernel_id);
-    if (!kernel) return std::nullopt;
-    try {
-      return Candidate{*kernel, RuntimeKnobs::from_canonical(o.knobs)};
-    } catch (const Error&) {
-      return std::nullopt;
-    }
-  }
-
   // One feature computer per layout (its per-kernel terms are costly to build).
   const FeatureComputer& computer(Layout layout) {
     auto it = computers_.find(layout);

@@ -370,6 +370,17 @@ std::unique_ptr<Model> train_xgboost(const Dataset& data, const TrainOptions& o,
       break;
     }
   }
+  // What early stopping chose, recorded in the model file (refit: retrained on every group).
+  const auto early_stopping_info = [&](bool refit) {
+    return nlohmann::json{{"early_stopping",
+                           {{"rounds", best_round + 1},
+                            {"rounds_run", rounds_run},
+                            {"validation_groups", held_part.groups.size()},
+                            {"validation_regret", best_regret},
+                            {"patience", o.early_stopping},
+                            {"fraction", o.early_stopping_fraction},
+                            {"refit", refit}}}};
+  };
   std::string blob;
   if (early && o.early_stopping_refit) {
     // The held-out slice only chose the round count: refit on every group with that many rounds.
@@ -377,14 +388,7 @@ std::unique_ptr<Model> train_xgboost(const Dataset& data, const TrainOptions& o,
     refit.early_stopping = 0;
     refit.rounds = best_round + 1;
     auto model = train_xgboost(data, refit, progress);
-    model->info().provenance = {{"early_stopping",
-                                 {{"rounds", best_round + 1},
-                                  {"rounds_run", rounds_run},
-                                  {"validation_groups", held_part.groups.size()},
-                                  {"validation_regret", best_regret},
-                                  {"patience", o.early_stopping},
-                                  {"fraction", o.early_stopping_fraction},
-                                  {"refit", true}}}};
+    model->info().provenance = early_stopping_info(true);
     return model;
   }
   if (early && best_round + 1 < rounds_run) {
@@ -396,14 +400,7 @@ std::unique_ptr<Model> train_xgboost(const Dataset& data, const TrainOptions& o,
   }
   auto model = std::make_unique<XgbModel>(std::move(blob), 1, columns);
   if (early)
-    model->info().provenance = {{"early_stopping",
-                                 {{"rounds", best_round + 1},
-                                  {"rounds_run", rounds_run},
-                                  {"validation_groups", held_part.groups.size()},
-                                  {"validation_regret", best_regret},
-                                  {"patience", o.early_stopping},
-                                  {"fraction", o.early_stopping_fraction},
-                                  {"refit", false}}}};
+    model->info().provenance = early_stopping_info(false);
   return model;
 }
 
