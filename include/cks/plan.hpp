@@ -101,8 +101,12 @@ Plan remaining_plan(const Plan& plan, const Registry& reg, int max_attempts, con
 
 // `cks plan merge`: the groups of several plans, in order, as one plan to be written in
 // `out_dir` (exhaustive groups' pool paths are re-expressed relative to it). Throws Error when
-// two plans hold the same group key.
-Plan merge_plans(const std::vector<std::string>& paths, const std::string& out_dir, const std::string& name);
+// two plans hold the same group key, unless `union_groups`: then a group met again keeps its
+// first place and gains the candidates it did not list yet (a re-measure sample joined with the
+// remainder of the same groups). Union needs explicit candidate lists and the same shape, layout,
+// set, policy, budget and seed in both; anything else is an Error.
+Plan merge_plans(const std::vector<std::string>& paths, const std::string& out_dir, const std::string& name,
+                 bool union_groups = false);
 
 // True for by 16 lowercase hex digits (KernelDesc::id()).
 bool is_kernel_id(std::string_view s);

@@ -183,15 +183,18 @@ void register_plan_command(CLI::App& app) {
                  left.groups.size(), p.groups.size(), left.candidates(), p.candidates());
   });
 
-  auto* merge = plan->add_subcommand("merge", "concatenate plans (distinct groups) into one");
+  auto* merge = plan->add_subcommand("merge", "concatenate plans into one (distinct groups, or --union)");
   static std::vector<std::string> merge_in;
   static std::string merge_out, merge_name;
   merge->add_option("plans", merge_in, "plan files, in measurement order")->required();
   merge->add_option("--out", merge_out, "plan file to write")->required();
   merge->add_option("--name", merge_name, "plan name (default: the output file's stem)");
+  static bool merge_union = false;
+  merge->add_flag("--union", merge_union,
+                  "join a group that appears in several plans (first place kept, new candidates appended)");
   merge->callback([] {
     const std::string name = merge_name.empty() ? fs::path(merge_out).stem().string() : merge_name;
-    const Plan p = merge_plans(merge_in, fs::path(merge_out).parent_path().string(), name);
+    const Plan p = merge_plans(merge_in, fs::path(merge_out).parent_path().string(), name, merge_union);
     write_plan(p, merge_out);
     std::fprintf(stderr, "cks plan merge: %s: %zu groups, %zu candidates\n", merge_out.c_str(), p.groups.size(),
                  p.candidates());

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "cks/common.hpp"
@@ -227,27 +228,46 @@ std::vector<CandidateRef> exhaustive_candidates(const std::string& pool_path, La
   return out;
 }
 
-Plan merge_plans(const std::vector<std::string>& paths, const std::string& out_dir, const std::string& name) {
+Plan merge_plans(const std::vector<std::string>& paths, const std::string& out_dir, const std::string& name,
+                 bool union_groups) {
   if (paths.empty()) throw Error("no plans to merge");
   Plan out;
   out.name = name;
   out.created_by = std::string("cks plan merge ") + CKS_VERSION;
   nlohmann::ordered_json sources = nlohmann::json::array();
-  std::unordered_set<std::string> keys;
+  std::unordered_map<std::string, size_t> index;  // group key -> position in out.groups
+  size_t unioned = 0;
   const fs::path dest = fs::absolute(out_dir.empty() ? "." : out_dir);
   for (const auto& path : paths) {
     Plan p = read_plan(path);
     sources.push_back({{"plan", path}, {"name", p.name}, {"groups", p.groups.size()},
                        {"header", nlohmann::json::parse(p.header_json, nullptr, false)}});
     for (auto& g : p.groups) {
-      if (!keys.insert(g.group.key).second)
-        throw Error("plan merge: group " + g.group.key + " appears twice (again in " + path + ")");
-      if (!g.pool.empty())
-        g.pool = fs::proximate(fs::absolute(fs::path(path).parent_path() / g.pool), dest).string();
-      out.groups.push_back(std::move(g));
+      const auto seen = index.find(g.group.key);
+      if (seen == index.end()) {
+        if (!g.pool.empty())
+          g.pool = fs::proximate(fs::absolute(fs::path(path).parent_path() / g.pool), dest).string();
+        index.emplace(g.group.key, out.groups.size());
+        out.groups.push_back(std::move(g));
+        continue;
+      }
+      if (!union_groups)
+        throw Error("plan merge: group " + g.group.key + " appears twice (again in " + path + "; --union joins them)");
+      PlanGroup& first = out.groups[seen->second];
+      const GroupInfo &a = first.group, &b = g.group;
+      if (!first.pool.empty() || !g.pool.empty())
+        throw Error("plan merge --union: group " + b.key + " is exhaustive in one plan (make it explicit with cks plan remaining)");
+      if (a.set != b.set || a.policy != b.policy || a.budget != b.budget || a.seed != b.seed)
+        throw Error("plan merge --union: group " + b.key + " differs between plans (set " + a.set + "/" + b.set +
+                    ", policy " + a.policy + "/" + b.policy + ", budget " + std::to_string(a.budget) + "/" +
+                    std::to_string(b.budget) + ", seed " + std::to_string(a.seed) + "/" + std::to_string(b.seed) + ")");
+      std::set<CandidateRef> have(first.candidates.begin(), first.candidates.end());
+      for (auto& c : g.candidates)
+        if (have.insert(c).second) first.candidates.push_back(std::move(c));
+      ++unioned;
     }
   }
-  out.header_json = nlohmann::ordered_json{{"created_at", utc_now()}, {"merged", sources}}.dump();
+  out.header_json = nlohmann::ordered_json{{"created_at", utc_now()}, {"merged", sources}, {"unioned_groups", unioned}}.dump();
   return out;
 }
 

@@ -65,6 +65,42 @@ TEST(MonitorPlan, WriteReadRoundTrip) {
   EXPECT_EQ(back.candidates(), 2u);
 }
 
+// `plan merge`: a group met twice is an error, unless --union joins a re-measure sample with the
+// remainder of the same group (first place kept, candidates appended once).
+TEST(MonitorPlan, MergeRefusesOrJoinsRepeatedGroups) {
+  TempDir dir;
+  const std::string g = kGroup + R"(,"set":"train","policy":"biased-diverse","budget":3,"seed":9)";
+  const std::string other = R"("m":64,"n":64,"k":64,"layout":"tn","set":"train")";
+  const std::string a = write_lines(dir / "a.jsonl", {kHeader, group_line(g, kCands)});
+  const std::string b = write_lines(
+      dir / "b.jsonl", {kHeader, group_line(other, kCands),
+                        group_line(g, R"([["k0123456789abcdef","r=h,s=1,d=h,k=1"],["k1111111111111111","r=n,s=1,d=h,k=1"]])")});
+  try {
+    merge_plans({a, b}, dir / ".", "m");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("128x256x512_tn appears twice"), std::string::npos) << e.what();
+  }
+  const Plan u = merge_plans({a, b}, dir / ".", "m", /*union_groups=*/true);
+  ASSERT_EQ(u.groups.size(), 2u);
+  EXPECT_EQ(u.groups[0].group.key, "128x256x512_tn");  // first place kept
+  ASSERT_EQ(u.groups[0].candidates.size(), 2u);        // the shared candidate once
+  EXPECT_EQ(u.groups[0].candidates[1].first, "k1111111111111111");
+  EXPECT_EQ(u.groups[1].group.key, "64x64x64_tn");
+  EXPECT_EQ(nlohmann::json::parse(u.header_json)["unioned_groups"], 1);
+
+  // The same key with another budget is not the same group: refused with both values named.
+  std::string g2 = g;
+  g2.replace(g2.find(R"("budget":3)"), 10, R"("budget":4)");
+  const std::string c = write_lines(dir / "c.jsonl", {kHeader, group_line(g2, kCands)});
+  try {
+    merge_plans({a, c}, dir / ".", "m", true);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("budget 3/4"), std::string::npos) << e.what();
+  }
+}
+
 TEST(MonitorPlan, ValidationErrorsNameTheLine) {
   TempDir dir;
   const auto expect_error = [&](const std::vector<std::string>& lines, const std::string& where, const std::string& what) {
