@@ -251,4 +251,49 @@ Table counter_table(std::span<const CounterCorrelation> rows);
 // Per profile: group_key, kernel_id, knobs, tflops, then every counter of the study.
 Table counter_profile_table(const Registry& reg, const AnalysisData& data, const HardwareDesc& hw);
 
+// ---------------------------------------------------------------- repeatability
+// Candidates measured status-ok in two runs (a `cks plan remeasure` sample, collected in a later
+// command or lease). A pair is the candidate's first ok row in the earlier run (runs ordered by
+// their start) against its first ok row in the next run that measured it. With t the mean time:
+//   d      = |t_b - t_a| / t_a   (reported in %), signed: (t_b - t_a) / t_a
+//   rho_g  = Spearman's rho of t_a and t_b over a group's kernel pairs (ordering stability)
+//   clocks "differ" when the two rows' SM clocks are further apart than clock_tolerance_mhz;
+//   the study compares that share among the largest top_share of d with the share among all.
+struct RepeatabilityOptions {
+  std::vector<Layout> layouts;       // only groups of these layouts (empty: every layout)
+  double small_us = 20;              // "small problems": t_a below this many microseconds
+  size_t min_group_pairs = 5;        // kernel pairs a group needs for its rho_g
+  double clock_tolerance_mhz = 15;
+  double top_share = 0.05;
+};
+// Throws Error on a non-positive small_us, min_group_pairs < 2, a negative tolerance or a
+// top_share outside (0, 1].
+void validate(const RepeatabilityOptions& o);
+
+struct RepeatabilityRow {
+  std::string run_a, run_b;          // 8-character run prefixes; "all" for the pooled row
+  std::string layouts;               // layouts present, e.g. "nt" or "nt,tn"
+  size_t kernel_pairs = 0, cublas_pairs = 0, groups = 0;
+  // Over kernel pairs, in %: median, p90, p99, max of d; median of the signed difference.
+  double median_pct = 0, p90_pct = 0, p99_pct = 0, max_pct = 0, signed_median_pct = 0;
+  size_t small_pairs = 0;
+  double median_small_pct = 0, median_large_pct = 0;  // t_a below / at or above small_us
+  double cublas_median_pct = 0;
+  size_t same_worker_pairs = 0;
+  double median_same_worker_pct = 0, median_other_worker_pct = 0;
+  size_t rho_groups = 0;
+  double rho_median = 0;             // median rho_g over groups with min_group_pairs kernel pairs
+  double clock_differs_all = 0, clock_differs_top = 0;  // shares (0..1)
+};
+// One row per (earlier run, later run) with kernel pairs, in run order, then the pooled "all" row
+// when there is more than one. NaN where a statistic has no data. Throws Error when no candidate
+// of the selected layouts was measured ok in two runs.
+std::vector<RepeatabilityRow> repeatability_study(const Registry& reg, const RepeatabilityOptions& o,
+                                                  const AnalysisProgress& progress = {});
+// Columns: run_a, run_b, layouts, kernel_pairs, groups, median_pct, p90_pct, p99_pct, max_pct,
+// signed_median_pct, small_pairs, median_small_pct, median_large_pct, cublas_pairs,
+// cublas_median_pct, same_worker_pairs, median_same_worker_pct, median_other_worker_pct,
+// rho_groups, rho_median, clock_differs_all, clock_differs_top.
+Table repeatability_table(std::span<const RepeatabilityRow> rows);
+
 }  // namespace cks

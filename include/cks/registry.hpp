@@ -238,4 +238,18 @@ std::vector<Observation> load_ok_measurements(const Registry& reg, const Measure
 void scan_measurements(const Registry& reg, const std::string& status, const MeasurementFilter& filter,
                        const std::function<void(const Observation&)>& visit);
 
+// A status-ok row of a candidate (group, kernel, knobs; cuBLAS included) measured status-ok in
+// more than one run: the repeatability study's input (`cks analyze repeatability`).
+struct RepeatedObservation {
+  std::string group_key, set, kernel_id, knobs;
+  Layout layout = Layout::tn;
+  std::string run_uuid, run_started_at;  // the run's provenance start (ISO-8601 UTC)
+  std::string started_at, worker;        // the row's own start and GPU worker
+  double mean_us = 0, sm_clock_mhz = 0;
+};
+// Visits those rows (layout filter of `filter` honoured; its status must be empty or "ok"),
+// ordered by group key, kernel id, knobs, then run start, then row start.
+void scan_repeated_measurements(const Registry& reg, const MeasurementFilter& filter,
+                                const std::function<void(const RepeatedObservation&)>& visit);
+
 }  // namespace cks

@@ -8,6 +8,7 @@
 #   OUT_DIR/eval_<l>.jsonl            32 evaluation groups, exhaustive over the pool at each
 #                                     kernel's default runtime knobs: 16 LLM shapes + 16 held-out
 #                                     anchor-grid shapes, none of them a paper (training) shape
+#                                     (tt: the LLM weight-gradient GEMMs with a row-major output)
 #   OUT_DIR/train_<l>.jsonl           every paper-set shape of the layout (less the issue-3 proof
 #                                     shapes, which keep their own groups), in a seeded random
 #                                     order, biased-diverse (alpha 0.75) at the paper's budgets
@@ -27,12 +28,22 @@ EXCL=()
 [ -f data/plans/shapes_proof_tn.csv ] && EXCL=(--exclude-shapes data/plans/shapes_proof_tn.csv)
 
 if [ ! -f "$OUT/eval_${L}.jsonl" ]; then
-  "$CKS" plan make --set llm --layouts "$L" --exclude-set paper "${EXCL[@]}" --pick 16 --seed 0 \
+  if [ "$L" = tt ]; then
+    # The LLM set lists each pass in one orientation (docs/shapes-and-sampling.md): tt is the
+    # weight-gradient (nn) GEMM written with a row-major output, D^T = B^T A^T, i.e. M and N swapped.
+    "$CKS" shapes --set llm --layouts nn --format csv |
+      awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) c[$i] = i; print "m,n,k,layout,class,detail"; next }
+               { print $c["n"] "," $c["m"] "," $c["k"] ",tt,llm," $c["detail"] }' > "$OUT/llm_tt_shapes.csv"
+    LLM_SRC=(--shapes "$OUT/llm_tt_shapes.csv")
+  else
+    LLM_SRC=(--set llm --layouts "$L")
+  fi
+  "$CKS" plan make "${LLM_SRC[@]}" --exclude-set paper "${EXCL[@]}" --pick 16 --seed 0 \
     --policy exhaustive --knobs default --pool "$POOL" --group-set eval --out "$OUT/eval_llm_${L}.jsonl"
   "$CKS" plan make --set heldout --layouts "$L" "${EXCL[@]}" --pick 16 --seed 0 \
     --policy exhaustive --knobs default --pool "$POOL" --group-set eval --out "$OUT/eval_heldout_${L}.jsonl"
   "$CKS" plan merge --out "$OUT/eval_${L}.jsonl" "$OUT/eval_llm_${L}.jsonl" "$OUT/eval_heldout_${L}.jsonl"
-  rm -f "$OUT/eval_llm_${L}.jsonl" "$OUT/eval_heldout_${L}.jsonl"
+  rm -f "$OUT/eval_llm_${L}.jsonl" "$OUT/eval_heldout_${L}.jsonl" "$OUT/llm_tt_shapes.csv"
 fi
 "$CKS" plan make --set paper --layouts "$L" "${EXCL[@]}" --pick 100000 --seed 0 \
   --policy biased-diverse --alpha 0.75 --budget auto --pool "$POOL" --group-set train --out "$OUT/train_${L}.jsonl"

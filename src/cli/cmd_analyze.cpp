@@ -286,15 +286,49 @@ void register_profile(CLI::App& app) {
   });
 }
 
+void register_repeatability_study(CLI::App* analyze) {
+  auto* cmd = analyze->add_subcommand(
+      "repeatability", "candidates measured ok in two runs: |dt|/t by run pair, small problems, cuBLAS, rank stability, clocks");
+  auto o = std::make_shared<CommonOpts>();
+  auto ro = std::make_shared<RepeatabilityOptions>();
+  add_common(cmd, *o);
+  cmd->add_option("--small-us", ro->small_us, "problems whose first time is below this are 'small' (microseconds)")
+      ->capture_default_str();
+  cmd->add_option("--min-group-pairs", ro->min_group_pairs, "kernel pairs a group needs for its rank correlation")
+      ->capture_default_str();
+  cmd->add_option("--clock-tolerance", ro->clock_tolerance_mhz, "SM clocks further apart than this differ (MHz)")
+      ->capture_default_str();
+  cmd->add_option("--top-share", ro->top_share, "the tail of largest differences whose clocks are compared")
+      ->capture_default_str();
+  cmd->callback([o, ro] {
+    const Format f = parse_format(o->format);
+    ro->layouts = parse_layouts(o->layouts);
+    validate(*ro);
+    prepare_out_dir(o->out_dir);
+    auto source = open_data(o->source.registry, o->source.data);
+    RegistryOptions reg_options;
+    reg_options.create = false;
+    Registry reg(source->path(), reg_options);
+    const auto rows = repeatability_study(reg, *ro, stderr_progress());
+    size_t pairs = 0;
+    for (const auto& r : rows)
+      if (r.run_a != "all") pairs += r.kernel_pairs;
+    std::cerr << "cks analyze repeatability: " << pairs << " kernel pairs over " << (rows.size() > 1 ? rows.size() - 1 : 1)
+              << " run pairs\n";
+    emit(repeatability_table(rows), "repeatability", f, o->out_dir);
+  });
+}
+
 }  // namespace
 
 void register_analyze(CLI::App& app) {
   auto* analyze =
-      app.add_subcommand("analyze", "studies of the measured corpus: feature correlations, sampling policies, counters");
+      app.add_subcommand("analyze", "studies of the measured corpus: feature correlations, sampling policies, counters, repeatability");
   analyze->require_subcommand(1);
   register_features_study(analyze);
   register_sampling_study(analyze);
   register_counter_study(analyze);
+  register_repeatability_study(analyze);
   register_profile(app);
 }
 

@@ -188,4 +188,37 @@ std::vector<Observation> load_ok_measurements(const Registry& registry, const Me
   return out;
 }
 
+void scan_repeated_measurements(const Registry& registry, const MeasurementFilter& filter,
+                                const std::function<void(const RepeatedObservation&)>& visit) {
+  if (!filter.status.empty() && filter.status != "ok")
+    throw Error("the repeatability scan reads status-ok rows only (got status '" + filter.status + "')");
+  // Candidates with ok rows in two or more runs first (the candidate index makes this a scan of
+  // the ok rows grouped in index order), then their rows with the runs' start times.
+  Stmt s(registry.handle(),
+         std::string("WITH rep AS (SELECT group_key, kernel_id, knobs FROM measurements WHERE status = 'ok'"
+                     " GROUP BY group_key, kernel_id, knobs HAVING count(DISTINCT run_uuid) > 1)"
+                     " SELECT m.group_key, g.set_name, g.layout, m.kernel_id, m.knobs, m.run_uuid, r.started_at,"
+                     " m.started_at, m.worker, m.mean_us, m.sm_clock_mhz"
+                     " FROM rep JOIN measurements m ON m.group_key = rep.group_key AND m.kernel_id = rep.kernel_id"
+                     " AND m.knobs = rep.knobs JOIN groups g ON g.key = m.group_key"
+                     " JOIN runs r ON r.uuid = m.run_uuid") +
+             kFilterWhere + " ORDER BY m.group_key, m.kernel_id, m.knobs, r.started_at, m.started_at, m.uuid");
+  bind_filter(s, filter, "ok");
+  RepeatedObservation o;
+  while (s.step()) {
+    o.group_key = s.col_text(0);
+    o.set = s.col_text(1);
+    o.layout = parse_layout(s.col_text(2));
+    o.kernel_id = s.col_text(3);
+    o.knobs = s.col_text(4);
+    o.run_uuid = s.col_text(5);
+    o.run_started_at = s.col_text(6);
+    o.started_at = s.col_text(7);
+    o.worker = s.col_text(8);
+    o.mean_us = s.col_double(9);
+    o.sm_clock_mhz = s.col_double(10);
+    visit(o);
+  }
+}
+
 }  // namespace cks

@@ -60,17 +60,27 @@ json groups_json(sqlite3* db) {
          "GROUP BY g.set_name, g.layout ORDER BY g.set_name, g.layout");
   while (m.step()) measured[m.col_text(0)][m.col_text(1)] = m.col_int(2);
   // Evaluation groups are meant to be exhaustive over their layout's pool: distinct kernels
-  // attempted per group (min, max) shows how far each layout got.
+  // attempted per group (min, max) shows how far each layout got. A group is "exhaustive" when
+  // its plan enumerated a pool (policy 'exhaustive', budget = the pool's size) and every kernel
+  // of it has an attempt (any status: ok, cut, launch_error, quarantined, ...).
   json eval_kernels = json::object();
+  int64_t exhaustive_total = 0;
   Stmt e(db,
-         "SELECT layout, count(*), min(n), max(n) FROM (SELECT g.layout AS layout, (SELECT count(DISTINCT x.kernel_id) "
+         "SELECT layout, count(*), min(n), max(n), sum(policy = 'exhaustive' AND budget > 0 AND n >= budget) FROM "
+         "(SELECT g.layout AS layout, g.policy AS policy, g.budget AS budget, (SELECT count(DISTINCT x.kernel_id) "
          "FROM measurements x INDEXED BY measurements_candidate WHERE x.group_key = g.key AND x.kernel_id != 'cublas') "
          "AS n FROM groups g WHERE g.set_name = 'eval') WHERE n > 0 GROUP BY layout ORDER BY layout");
-  while (e.step())
-    eval_kernels[e.col_text(0)] = {{"groups", e.col_int(1)}, {"min_kernels", e.col_int(2)}, {"max_kernels", e.col_int(3)}};
+  while (e.step()) {
+    eval_kernels[e.col_text(0)] = {{"groups", e.col_int(1)},
+                                   {"min_kernels", e.col_int(2)},
+                                   {"max_kernels", e.col_int(3)},
+                                   {"exhaustive", e.col_int(4)}};
+    exhaustive_total += e.col_int(4);
+  }
   return {
       {"total", reg::query_int(db, "SELECT count(*) FROM groups")},
       {"measured_by_set_layout", std::move(measured)},
+      {"eval_exhaustive", exhaustive_total},
       {"eval_kernels_per_group", std::move(eval_kernels)},
       {"by_set", counts_by(db, "SELECT set_name, count(*) FROM groups GROUP BY set_name ORDER BY set_name")},
       {"by_layout", counts_by(db, "SELECT layout, count(*) FROM groups GROUP BY layout ORDER BY layout")},

@@ -171,6 +171,24 @@ TEST(RegistryStats, CountsEverythingTheIssueAsksFor) {
   EXPECT_EQ(s["cublas_referenced_groups"], 1);
   EXPECT_EQ(s["groups_missing_cublas"], 2);
   EXPECT_EQ(s["groups_unmeasured"], 1);
+  EXPECT_EQ(s["groups"]["eval_exhaustive"], 0) << "the measured eval group sampled 16 candidates";
+
+  // Exhaustive evaluation groups: every kernel of the enumerated pool (budget) has an attempt,
+  // whatever its status.
+  const std::string run = r.begin_run(test_run());
+  GroupInfo full = test_group(64, 64, 64, "eval"), part = test_group(96, 64, 64, "eval");
+  full.policy = part.policy = "exhaustive";
+  full.budget = 2;
+  part.budget = 3;
+  r.upsert_group(full);
+  r.upsert_group(part);
+  r.insert_measurements({test_row(run, "64x64x64_tn", t.k1.id(), "ok"), test_row(run, "64x64x64_tn", t.k2.id(), "cut"),
+                         test_row(run, "96x64x64_tn", t.k1.id(), "ok")});
+  const auto e = registry_stats(r);
+  EXPECT_EQ(e["groups"]["eval_exhaustive"], 1);
+  EXPECT_EQ(e["groups"]["eval_kernels_per_group"]["tn"]["groups"], 3);
+  EXPECT_EQ(e["groups"]["eval_kernels_per_group"]["tn"]["exhaustive"], 1);
+  EXPECT_EQ(e["groups"]["eval_kernels_per_group"]["tn"]["max_kernels"], 2);
 }
 
 TEST(RegistryExport, RowsCarryProvenanceAndFiltersApply) {
