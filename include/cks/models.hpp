@@ -281,7 +281,8 @@ struct MethodOutcomes {
 // (square/tall/wide/skinny_k) and M (m<=16, m<=256, m>256), from tags_for() on hw.
 std::vector<std::string> regime_slices(const Problem& p, const HardwareDesc& hw);
 
-// One table row per method x slice: method, slice, groups, covered, regret_mean,
+// One table row per method x slice ("all", the regime slices, and "layout=<l>" per layout when
+// the groups span several layouts): method, slice, groups, covered, regret_mean,
 // regret_median, regret_p95, regret_max, top1_hit, rank_mean, top{1,2,4,8,16}_regret,
 // vs_cublas_geomean, note. Slices: "all" then the regime slices present, sorted.
 Table summarize(const std::vector<MethodOutcomes>& methods, std::span<const DataGroup> groups, const HardwareDesc& hw);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 #include <numeric>
 
 #include "cks/models.hpp"
@@ -115,8 +116,13 @@ Table summarize(const std::vector<MethodOutcomes>& methods, std::span<const Data
 
   // Slice -> group indices; "all" first, then the regime slices in name order.
   std::map<std::string, std::vector<size_t>> slices;
-  for (size_t g = 0; g < groups.size(); ++g)
+  std::set<Layout> layouts;
+  for (const DataGroup& g : groups) layouts.insert(g.problem.layout);
+  for (size_t g = 0; g < groups.size(); ++g) {
     for (auto& s : regime_slices(groups[g].problem, hw)) slices[s].push_back(g);
+    // Groups of several layouts: one slice per layout as well.
+    if (layouts.size() > 1) slices["layout=" + std::string(to_string(groups[g].problem.layout))].push_back(g);
+  }
   std::vector<std::pair<std::string, std::vector<size_t>>> ordered;
   std::vector<size_t> all(groups.size());
   std::iota(all.begin(), all.end(), 0);

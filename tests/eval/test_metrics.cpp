@@ -1,6 +1,8 @@
 // Regret, top-k regret, rank and the summary table on hand examples.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -97,6 +99,20 @@ TEST(EvalMetrics, SummaryTableAggregatesPerSlice) {
       EXPECT_DOUBLE_EQ(std::get<double>(row[col("regret_mean")]), 0.5);
     }
   EXPECT_TRUE(saw_small_m);
+  for (const auto& row : t.rows())
+    EXPECT_NE(std::get<std::string>(row[col("slice")]).rfind("layout=", 0), 0u) << "one layout: no layout slice";
+
+  // Groups of two layouts: a slice per layout.
+  groups[1].problem.layout = Layout::nt;
+  const Table two = summarize({m}, groups, default_hw());
+  std::map<std::string, double> by_layout;
+  for (const auto& row : two.rows()) {
+    const std::string slice = std::get<std::string>(row[col("slice")]);
+    if (slice.rfind("layout=", 0) == 0) by_layout[slice] = std::get<double>(row[col("regret_mean")]);
+  }
+  ASSERT_EQ(by_layout.size(), 2u);
+  EXPECT_DOUBLE_EQ(by_layout["layout=tn"], 0.5);
+  EXPECT_DOUBLE_EQ(by_layout["layout=nt"], 0.0);
 }
 
 TEST(EvalMetrics, FoldsKeepEveryLayoutOfAShapeTogether) {
