@@ -167,6 +167,14 @@ void register_train(CLI::App& app) {
   cmd->add_option("--out", *out, "model file to write (models/default.json is the shipped default)")->required();
   cmd->add_option("--model", *kind, "xgboost, ridge or mlp")->capture_default_str();
   add_train_options(cmd, *opts);
+  auto max_candidates = std::make_shared<size_t>(0);
+  auto keep_top = std::make_shared<size_t>(16);
+  cmd->add_option("--max-candidates", *max_candidates,
+                  "train on at most C candidates per group: the --keep-top best plus a seeded random rest (0 = all; "
+                  "as eval's --cv-max-candidates)")
+      ->capture_default_str();
+  cmd->add_option("--keep-top", *keep_top, "candidates of highest throughput always kept by --max-candidates")
+      ->capture_default_str();
   add_format(cmd, *fmt);
   cmd->callback([=] {
     const Format f = parse_format(*fmt);
@@ -177,11 +185,18 @@ void register_train(CLI::App& app) {
     const Dataset all = read_dataset(*src, origin);
     const auto train_idx = all.train_groups();
     if (train_idx.empty()) throw Error("no training groups in " + origin + " (every group is in the 'eval' set)");
-    const Dataset train = all.subset(train_idx);
+    Dataset train = all.subset(train_idx);
+    const size_t measured = train.rows();
+    if (*max_candidates) train = subsample_candidates(train, *max_candidates, *keep_top, opts->seed);
     std::cerr << "cks: training " << to_string(opts->kind) << " " << opts->objective << " on " << train.groups.size()
-              << " groups, " << train.rows() << " candidates\n";
+              << " groups, " << train.rows() << " candidates";
+    if (*max_candidates) std::cerr << " (of " << measured << ": at most " << *max_candidates << " per group)";
+    std::cerr << "\n";
     auto model = train_model(train, *opts, stderr_progress());
     model->info().provenance["source"] = origin;
+    if (*max_candidates)
+      model->info().provenance["candidate_cap"] = {{"max_candidates", *max_candidates}, {"keep_top", *keep_top},
+                                                   {"seed", opts->seed}, {"rows_measured", measured}};
     if (const auto& p = model->info().provenance; p.contains("early_stopping"))
       std::cerr << "cks: early stopping: best round " << p["early_stopping"]["rounds"] << " of "
                 << p["early_stopping"]["rounds_run"] << " (mean regret " << p["early_stopping"]["validation_regret"]

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include <algorithm>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "models/synthetic.hpp"
@@ -72,6 +73,25 @@ TEST(ModelsCli, TrainEvalSelectRoundTrip) {
   const auto tj = nlohmann::json::parse(t.out);
   EXPECT_EQ(tj[0]["groups"], 12);
   EXPECT_EQ(tj[0]["eval_groups_held_out"], 4);
+  const size_t all_rows = tj[0]["rows"];
+
+  // --max-candidates: at most C rows per training group (the best --keep-top plus a seeded
+  // random rest), recorded in the model's provenance.
+  const std::string capped = dir.file("models/capped.json");
+  const test::CliResult c =
+      run_cks("train --registry " + registry() + " --model ridge --max-candidates 20 --keep-top 4 --out " + capped +
+              " --format json");
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  EXPECT_EQ(nlohmann::json::parse(c.out)[0]["rows"], 12 * 20) << "every synthetic group has more than 20 rows";
+  EXPECT_LT(12u * 20u, all_rows);
+  EXPECT_NE(c.err.find("at most 20 per group"), std::string::npos) << c.err;
+  std::ifstream in(capped);
+  const auto cj = nlohmann::json::parse(in);
+  ASSERT_TRUE(cj.contains("provenance")) << "model file layout";
+  const auto& cap = cj["provenance"]["candidate_cap"];
+  EXPECT_EQ(cap["max_candidates"], 20);
+  EXPECT_EQ(cap["keep_top"], 4);
+  EXPECT_EQ(cap["rows_measured"], all_rows);
 
   const test::CliResult e = run_cks("eval --registry " + registry() + " --model " + model + " --format json");
   ASSERT_EQ(e.exit_code, 0) << e.err;
