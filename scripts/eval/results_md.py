@@ -34,7 +34,9 @@ print("pick beats cuBLAS). Methods rank only candidates measured in the group; `
 print("are the deployed two-stage selector (`cks select`), which never sees the measurements.\n")
 print("The shipped model (`models/default.json`) is the winner of the hyper-parameter search of")
 print("`docs/hpo.md` (lowest cross-validated regret on the training groups, XGBoost")
-print("reg:squarederror), trained by `cks train` on all 869 TN + NT training groups. Every other")
+print("reg:squarederror), trained by `scripts/models/train_default.sh` on all 1,034 TN + NT training")
+print("groups at most 300 candidates per group (the cap with the lowest cross-validated regret,")
+print("`docs/models.md`). Every other")
 print("tuned arm (XGBoost rank:ndcg / rank:pairwise, MLP MSE / RankNet / LambdaRank, ridge, the")
 print("feature-set ablation) is evaluated on the TN groups in `docs/hpo.md`.\n")
 for name, title, about in RUNS:
@@ -96,7 +98,7 @@ if os.path.exists(tn_path):
             print(f"| better than {b} (mean) | {pct(model['regret_mean'])} % vs {pct(base[b])} % | "
                   f"{verdict(model['regret_mean'] < base[b])} |")
     print()
-    print("What limits the model (docs/hpo.md, data/README.md): the training groups hold a median 67 % of")
+    print("What limits the model (docs/hpo.md, data/README.md): the TN training groups hold a median 67 % of")
     print("their sampling budgets, the pool is 2,000 of the 34,265 TN kernels, and the hyper-parameters")
     print("were tuned on a 100-group subsample. The by-regime table above shows where the regret is.\n")
 print("## Commands\n")
