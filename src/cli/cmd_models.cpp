@@ -257,10 +257,11 @@ void register_eval(CLI::App& app) {
   cmd->add_flag("--no-baselines", *no_baselines, "only the model");
   cmd->add_flag("--no-nvmmh", *no_nvmmh, "skip the nvMatmulHeuristics baseline");
   cmd->add_option("--prefilter", *prefilters,
-                  "evaluation groups: also rank with the deployed two-stage selector keeping P candidates (comma-"
-                  "separated list): per P a row for the model's pick among the measured candidates the prefilter "
-                  "keeps and one for the exhaustive ranking's top P; the note compares the selector's catalogue "
-                  "top-1/top-8 with the exhaustive ranking")
+                  "also rank with the deployed two-stage selector keeping P candidates (comma-separated list): per P "
+                  "a row for the model's pick among the measured candidates the prefilter keeps; on evaluation "
+                  "groups also one for the exhaustive ranking's top P, and the note compares the selector's "
+                  "catalogue top-1/top-8 with the exhaustive ranking; with --groups cv each fold's model is "
+                  "deployed on its held-out groups")
       ->delimiter(',');
   add_selector_options(cmd, *sel_opts);
   add_train_options(cmd, *opts);
@@ -269,7 +270,7 @@ void register_eval(CLI::App& app) {
     const Format f = parse_format(*fmt);
     if (*groups != "evaluation" && *groups != "cv")
       throw Error("unknown --groups '" + *groups + "' (expected evaluation or cv)");
-    if (!prefilters->empty() && *groups != "evaluation") throw Error("--prefilter needs --groups evaluation");
+
     if (*cv_groups && *groups != "cv") throw Error("--cv-max-groups needs --groups cv");
     for (size_t pf : *prefilters)
       if (pf == 0) throw Error("--prefilter values must be >= 1 (the exhaustive ranking is the model's own row)");
@@ -353,6 +354,12 @@ void register_eval(CLI::App& app) {
       MethodOutcomes single_m{"best-single-config", "", {}};
       model_m.groups.resize(train.groups.size());
       single_m.groups.resize(train.groups.size());
+      // The deployed two-stage pick per P, out of fold: each fold's model behind a Selector.
+      std::vector<MethodOutcomes> prefilter_m;
+      for (size_t pf : *prefilters) {
+        prefilter_m.push_back({spec.name + " prefilter=" + std::to_string(pf), cv_note, {}});
+        prefilter_m.back().groups.resize(train.groups.size());
+      }
       for (int fi = 0; fi < *folds; ++fi) {
         std::vector<size_t> in, out;
         for (size_t g = 0; g < train.groups.size(); ++g) (fold[g] == fi ? out : in).push_back(g);
@@ -370,12 +377,25 @@ void register_eval(CLI::App& app) {
           model_m.groups[out[j]] = mo.groups[j];
           single_m.groups[out[j]] = so.groups[j];
         }
+        const std::shared_ptr<const Model> shared(model.get(), [](const Model*) {});
+        for (size_t i = 0; i < prefilters->size(); ++i) {
+          SelectorOptions o = *sel_opts;
+          o.prefilter = (*prefilters)[i];
+          o.threads = scoring_threads(spec.options.threads);
+          const Selector selector(shared, o);
+          const MethodOutcomes po = kept_outcomes(prefilter_m[i].method, *model, held, [&](const Problem& p) {
+            return selector.prefiltered(p, kTopK.back());
+          });
+          for (size_t j = 0; j < out.size(); ++j) prefilter_m[i].groups[out[j]] = po.groups[j];
+          if (fi == 0) prefilter_m[i].note = selector.mode() + "; " + cv_note;
+        }
       }
       if (!stopped.empty()) {
         model_m.note += "; early stopping per fold:";
         for (size_t i = 0; i < stopped.size(); ++i) model_m.note += (i ? ", " : " ") + stopped[i];
       }
       methods.push_back(std::move(model_m));
+      for (auto& m : prefilter_m) methods.push_back(std::move(m));
       if (!*no_baselines) methods.push_back(std::move(single_m));
     }
     if (!*no_baselines) {

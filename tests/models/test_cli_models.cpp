@@ -113,6 +113,19 @@ TEST(ModelsCli, TrainEvalSelectRoundTrip) {
   ASSERT_EQ(cv.exit_code, 0) << cv.err;
   EXPECT_NE(cv.out.find("3-fold CV grouped by shape"), std::string::npos);
 
+  // The deployed two-stage pick out of fold: one row per P over every training group.
+  const test::CliResult cvp = run_cks("eval --registry " + registry() +
+                                      " --model ridge --groups cv --folds 3 --prefilter 64 --no-baselines --format json");
+  ASSERT_EQ(cvp.exit_code, 0) << cvp.err;
+  bool saw = false;
+  for (const auto& row : nlohmann::json::parse(cvp.out))
+    if (row["method"] == "ridge squared prefilter=64" && row["slice"] == "all") {
+      saw = true;
+      EXPECT_EQ(row["groups"], 12);
+      EXPECT_NE(row["note"].get<std::string>().find("prefilter 64"), std::string::npos) << row["note"];
+    }
+  EXPECT_TRUE(saw) << cvp.out;
+
   const test::CliResult s = run_cks("select --m 1024 --n 1024 --k 1024 --layout tn --top 2 --model " + model +
                                     " --format csv");
   ASSERT_EQ(s.exit_code, 0) << s.err;
@@ -145,7 +158,7 @@ TEST(ModelsCli, TrainEvalSelectRoundTrip) {
       EXPECT_NE(row["note"].get<std::string>().find("= exhaustive in"), std::string::npos);
     }
   EXPECT_TRUE(found) << pe.out;
-  expect_error("eval --registry " + registry() + " --model ridge --groups cv --prefilter 300", "--prefilter needs");
+  expect_error("eval --registry " + registry() + " --model ridge --groups cv --prefilter 0", "--prefilter values must be >= 1");
 
   const test::CliResult b = run_cks("bench select --model " + model + " --layouts tn --problems 3 --cached 10 --format json");
   ASSERT_EQ(b.exit_code, 0) << b.err;
