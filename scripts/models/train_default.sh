@@ -2,10 +2,10 @@
 # Rebuilds the shipped selector models/default.json from the committed data, deterministically
 # (seed 0, 2 threads): XGBoost reg:squarederror with the hyper-parameters of the winning arm of
 # the tuning studies (docs/hpo.md: xgb-squared, trial 32, the lowest cross-validated regret of all
-# arms), trained on every training group (TN + NT; never the 'eval' or 'proof' sets), at most
+# arms), trained on every training group (TN + NT + NN; never the 'eval' or 'proof' sets), at most
 # 300 candidates per group (the 16 fastest plus a seeded random rest): the cap with the lowest
 # 3-fold cross-validated regret of {75, 150, 300, 600, 1000, all} (docs/models.md).
-#   scripts/models/train_default.sh [OUT]          (about 2 minutes on 2 cores)
+#   scripts/models/train_default.sh [OUT]          (about 4 minutes on 2 cores)
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CKS=${CKS:-build/bin/cks}
