@@ -296,4 +296,50 @@ std::vector<RepeatabilityRow> repeatability_study(const Registry& reg, const Rep
 // rho_groups, rho_median, clock_differs_all, clock_differs_top.
 Table repeatability_table(std::span<const RepeatabilityRow> rows);
 
+// ---------------------------------------------------------------- failures
+// Attempts of the CUTLASS candidates (cuBLAS rows left out) by status and catalogue axis: which
+// configurations fail to compile, fault, hang, compute wrong results or are cut (issue 4). Per
+// (layout, axis, value), with attempts = measurement rows:
+//   other_fail  compile_error + cannot_implement + incorrect + crash + timeout
+//   cut_pct     100 cut / attempts;  fail_pct  100 (launch_error + quarantined + other_fail) / attempts
+//   never_ok    kernels with attempts and no status-ok row
+// Axes: "all" (one value "all"), the catalogue's kKernelAxes, tile_mn ("128x256"), spills (ptxas
+// -v of the registry's kernels row: "yes" if it stores or loads spill bytes, "no", "unknown"),
+// mainloop_tile_m ("pingpong/256").
+inline constexpr std::string_view kFailureAxes[] = {"all",     "tile_m",   "tile_n",   "tile_k",
+                                                    "tile_mn", "cluster",  "stages",   "mainloop",
+                                                    "epilogue", "scheduler", "spills", "mainloop_tile_m"};
+struct FailureOptions {
+  std::vector<Layout> layouts;       // only groups of these layouts (empty: every layout)
+  std::string set;                   // only groups of this set: train, eval, ... (empty: every set)
+  size_t min_attempts = 1;           // rows with fewer attempts are left out
+};
+// Throws Error on min_attempts < 1.
+void validate(const FailureOptions& o);
+
+struct FailureRow {
+  std::string layout;                // "tn", ...; "all" pools the layouts
+  std::string axis, value;
+  size_t kernels = 0, attempts = 0;  // kernels with attempts, and their attempts
+  size_t ok = 0, cut = 0, launch_error = 0, quarantined = 0, other_fail = 0;
+  double cut_pct = 0, fail_pct = 0;
+  size_t never_ok_kernels = 0;
+};
+struct FailureStudy {
+  std::vector<FailureRow> rows;      // layouts in catalogue order, then "all" when more than one;
+                                     // axes in kFailureAxes order; values in natural order
+  FailureRow total;                  // every selected attempt (layout, axis and value "all")
+  std::vector<KernelAttempts> never_ok;  // kernels without an ok row: most failed (not cut) attempts
+                                         // first, then most attempts, then kernel id
+  size_t skipped_unknown = 0;        // kernels neither in the registry's kernels table nor the catalogue
+};
+// Throws Error when no CUTLASS row of the selected layouts and set was measured.
+FailureStudy failure_study(const Registry& reg, const FailureOptions& o, const AnalysisProgress& progress = {});
+// Columns: layout, axis, value, kernels, attempts, ok, cut, launch_error, quarantined, other_fail,
+// cut_pct, fail_pct, never_ok_kernels.
+Table failure_table(std::span<const FailureRow> rows);
+// Columns: kernel_id, canonical, layout, attempts, one per status but ok (kStatuses order),
+// first_error.
+Table never_ok_table(std::span<const KernelAttempts> kernels);
+
 }  // namespace cks

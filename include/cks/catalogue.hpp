@@ -74,6 +74,14 @@ struct KernelDesc {
   bool operator==(const KernelDesc&) const = default;
 };
 
+// The kernel axes by name, as `cks catalogue stats --by` and `cks analyze failures` report them:
+// tile_m, tile_n, tile_k, cluster ("2x1"), stages ("auto" for 0: CUTLASS's carve-out), mainloop,
+// epilogue, scheduler.
+inline constexpr std::string_view kKernelAxes[] = {"tile_m",   "tile_n",   "tile_k",   "cluster",
+                                                   "stages",   "mainloop", "epilogue", "scheduler"};
+// A kernel's value on one of kKernelAxes (throws Error "unknown kernel axis 'x' (expected ...)").
+std::string kernel_axis_value(const KernelDesc& k, std::string_view axis);
+
 // Resource model as CUTLASS 4.2 applies it (shared by validity, features and codegen).
 struct KernelResources {
   int threads = 0;                  // threads per CTA (128 per WG; producer WG included)

@@ -4,6 +4,7 @@
 // except the run's end time. Keys are text UUIDs / content hashes so registries from
 // several runs or nodes merge without duplicates (`cks data merge`).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <iosfwd>
@@ -29,6 +30,8 @@ inline constexpr const char* kStatuses[] = {"ok",    "compile_error", "cannot_im
                                             "incorrect", "crash",    "timeout",          "cut",
                                             "quarantined"};
 bool is_valid_status(std::string_view s);
+// Its index in kStatuses (throws Error "unknown status 'x'").
+size_t status_index(std::string_view s);
 
 // 128 random bits as 32 lowercase hex digits (from the kernel's CSPRNG: fork-safe).
 std::string new_uuid();
@@ -251,5 +254,21 @@ struct RepeatedObservation {
 // ordered by group key, kernel id, knobs, then run start, then row start.
 void scan_repeated_measurements(const Registry& reg, const MeasurementFilter& filter,
                                 const std::function<void(const RepeatedObservation&)>& visit);
+
+// A kernel's measurement attempts in the groups of one layout, counted by status: the failure
+// study's input (`cks analyze failures`).
+struct KernelAttempts {
+  std::string kernel_id;
+  std::string canonical;                 // of its kernels row ("" when the registry has none)
+  Layout layout = Layout::tn;            // the groups'
+  std::array<size_t, std::size(kStatuses)> by_status{};  // rows per status, in kStatuses order
+  std::string first_error;               // the error of its earliest failed row (neither ok nor cut)
+  int spill_store_bytes = -1, spill_load_bytes = -1;  // ptxas -v of its kernels row (-1: unknown)
+  size_t attempts() const;
+};
+// Visits every kernel with rows selected by `filter` (cuBLAS rows never), ordered by kernel id
+// then layout. A group key listed under several sets counts once.
+void scan_kernel_attempts(const Registry& reg, const MeasurementFilter& filter,
+                          const std::function<void(const KernelAttempts&)>& visit);
 
 }  // namespace cks

@@ -18,6 +18,7 @@ namespace cks {
 namespace {
 
 using analysis_detail::candidate_code;
+using analysis_detail::num;
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // One curve point to evaluate: a policy at a budget.
@@ -47,13 +48,6 @@ struct GroupResult {
   std::vector<double> p_within;  // per eps: share of repetitions with a candidate within eps
   double budget_fraction = 0;
 };
-
-// x rounded to `digits` decimals (dividing by the power of ten keeps the printed text short).
-Cell num(double x, int digits = 5) {
-  if (std::isnan(x)) return Cell{};
-  const double scale = std::pow(10.0, digits);
-  return Cell{std::round(x * scale) / scale};
-}
 
 }  // namespace
 

@@ -65,6 +65,20 @@ TileSchedulerKind parse_scheduler(std::string_view s) {
   return parse_enum<TileSchedulerKind>(s, kSchedulerNames, "tile scheduler");
 }
 
+std::string kernel_axis_value(const KernelDesc& k, std::string_view axis) {
+  if (axis == "tile_m") return std::to_string(k.tm);
+  if (axis == "tile_n") return std::to_string(k.tn);
+  if (axis == "tile_k") return std::to_string(k.tk);
+  if (axis == "cluster") return std::to_string(k.cm) + "x" + std::to_string(k.cn);
+  if (axis == "stages") return k.stages ? std::to_string(k.stages) : std::string("auto");
+  if (axis == "mainloop") return std::string(to_string(k.mainloop));
+  if (axis == "epilogue") return std::string(to_string(k.epilogue));
+  if (axis == "scheduler") return std::string(to_string(k.scheduler));
+  std::string known;
+  for (auto a : kKernelAxes) known += (known.empty() ? "" : ", ") + std::string(a);
+  throw Error("unknown kernel axis '" + std::string(axis) + "' (expected " + known + ")");
+}
+
 // "sm90_bf16_<layout>_<tm>x<tn>x<tk>_<cm>x<cn>x1_s<stages>_<mainloop>_<epilogue>_<scheduler>"
 // The epilogue name may itself contain underscores, so it is separated by '+' instead.
 std::string KernelDesc::canonical() const {

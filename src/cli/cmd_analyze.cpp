@@ -1,4 +1,7 @@
-// `cks analyze features|sampling`: retrospective studies of the measured corpus (docs/analysis.md).
+// `cks analyze features|sampling|counters|repeatability|failures`: retrospective studies of the
+// measured corpus (docs/analysis.md).
+#include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -49,13 +52,18 @@ const AnalysisProgress& stderr_progress() {
   return p;
 }
 
+// The registry of --registry or --data, opened for reading (with the shard merge it may need).
+struct ReadOnlyData {
+  std::unique_ptr<DataSource> source;
+  Registry reg;
+  explicit ReadOnlyData(const SourceOpts& o)
+      : source(open_data(o.registry, o.data)), reg(source->path(), RegistryOptions{.create = false}) {}
+};
+
 AnalysisData read_data(const CommonOpts& o, const HardwareDesc& hw, AnalysisLoadOptions lo) {
-  auto source = open_data(o.source.registry, o.source.data);
-  RegistryOptions ro;
-  ro.create = false;
-  Registry reg(source->path(), ro);
+  ReadOnlyData source(o.source);
   lo.layouts = parse_layouts(o.layouts);
-  AnalysisData d = load_analysis_data(reg, hw, lo, stderr_progress());
+  AnalysisData d = load_analysis_data(source.reg, hw, lo, stderr_progress());
   if (d.skipped_unknown)
     std::cerr << "cks: note: " << d.skipped_unknown << " measured rows are not candidates of this build's catalogue (skipped)\n";
   if (d.skipped_groups)
@@ -175,10 +183,8 @@ void register_counter_study(CLI::App* analyze) {
     const Format f = parse_format(o->format);
     const HardwareDesc hw = hw_preset(o->preset);
     prepare_out_dir(o->out_dir);
-    auto source = open_data(o->source.registry, o->source.data);
-    RegistryOptions ro;
-    ro.create = false;
-    Registry reg(source->path(), ro);
+    ReadOnlyData source(o->source);
+    const Registry& reg = source.reg;
     AnalysisLoadOptions lo;
     lo.groups = GroupSelection::eval;
     lo.include_cut = true;
@@ -225,10 +231,8 @@ void register_profile(CLI::App& app) {
     const Format f = parse_format(pc->format);
     po->layout = parse_layout(*layout);
     const HardwareDesc hw = hw_preset(pc->preset);
-    auto source = open_data(pc->source.registry, pc->source.data);
-    RegistryOptions ro;
-    ro.create = false;
-    Registry reg(source->path(), ro);
+    ReadOnlyData source(pc->source);
+    const Registry& reg = source.reg;
     AnalysisLoadOptions lo;
     lo.groups = GroupSelection::eval;
     lo.include_cut = false;
@@ -305,11 +309,8 @@ void register_repeatability_study(CLI::App* analyze) {
     ro->layouts = parse_layouts(o->layouts);
     validate(*ro);
     prepare_out_dir(o->out_dir);
-    auto source = open_data(o->source.registry, o->source.data);
-    RegistryOptions reg_options;
-    reg_options.create = false;
-    Registry reg(source->path(), reg_options);
-    const auto rows = repeatability_study(reg, *ro, stderr_progress());
+    ReadOnlyData source(o->source);
+    const auto rows = repeatability_study(source.reg, *ro, stderr_progress());
     size_t pairs = 0;
     for (const auto& r : rows)
       if (r.run_a != "all") pairs += r.kernel_pairs;
@@ -319,16 +320,60 @@ void register_repeatability_study(CLI::App* analyze) {
   });
 }
 
+void register_failure_study(CLI::App* analyze) {
+  auto* cmd = analyze->add_subcommand(
+      "failures", "CUTLASS attempts by status and catalogue axis: cut, launch errors, quarantines, never-ok kernels");
+  auto o = std::make_shared<CommonOpts>();
+  auto fo = std::make_shared<FailureOptions>();
+  auto never_ok = std::make_shared<bool>(false);
+  add_common(cmd, *o);
+  cmd->add_option("--set", fo->set, "only groups of this set: train, eval, ... (default: every set)");
+  cmd->add_option("--min-attempts", fo->min_attempts, "leave out rows with fewer attempts")->capture_default_str();
+  cmd->add_flag("--never-ok", *never_ok, "the kernels without an ok row instead (attempts by status, first error)");
+  cmd->callback([o, fo, never_ok] {
+    const Format f = parse_format(o->format);
+    fo->layouts = parse_layouts(o->layouts);
+    validate(*fo);
+    prepare_out_dir(o->out_dir);
+    ReadOnlyData source(o->source);
+    const FailureStudy s = failure_study(source.reg, *fo, stderr_progress());
+    if (s.skipped_unknown)
+      std::cerr << "cks: note: " << s.skipped_unknown
+                << " kernels are in neither the registry's kernels table nor this build's catalogue (skipped)\n";
+    const FailureRow& t = s.total;
+    std::cerr << "cks analyze failures: " << t.attempts << " attempts of " << t.kernels << " kernels: " << t.ok
+              << " ok, " << t.cut << " cut (" << format_double(std::round(t.cut_pct * 100) / 100) << " %), "
+              << t.launch_error << " launch_error, " << t.quarantined << " quarantined, " << t.other_fail
+              << " other failures; " << t.never_ok_kernels << " kernels never ok\n";
+    constexpr size_t kListed = 20;
+    for (size_t i = 0; i < std::min(s.never_ok.size(), kListed); ++i) {
+      const KernelAttempts& k = s.never_ok[i];
+      std::string counts;
+      for (size_t st = 0; st < k.by_status.size(); ++st)
+        if (k.by_status[st])
+          counts += (counts.empty() ? "" : ", ") + std::to_string(k.by_status[st]) + " " + kStatuses[st];
+      std::cerr << "  never ok: " << k.kernel_id << " " << k.canonical << ": " << k.attempts() << " attempts ("
+                << counts << ")" << (k.first_error.empty() ? "" : "; first error: " + k.first_error) << '\n';
+    }
+    if (s.never_ok.size() > kListed)
+      std::cerr << "  (" << s.never_ok.size() - kListed << " more never-ok kernels: --never-ok lists them all)\n";
+    if (*never_ok) emit(never_ok_table(s.never_ok), "failures_never_ok", f, o->out_dir);
+    else emit(failure_table(s.rows), "failures", f, o->out_dir);
+  });
+}
+
 }  // namespace
 
 void register_analyze(CLI::App& app) {
-  auto* analyze =
-      app.add_subcommand("analyze", "studies of the measured corpus: feature correlations, sampling policies, counters, repeatability");
+  auto* analyze = app.add_subcommand(
+      "analyze",
+      "studies of the measured corpus: feature correlations, sampling policies, counters, repeatability, failures");
   analyze->require_subcommand(1);
   register_features_study(analyze);
   register_sampling_study(analyze);
   register_counter_study(analyze);
   register_repeatability_study(analyze);
+  register_failure_study(analyze);
   register_profile(app);
 }
 

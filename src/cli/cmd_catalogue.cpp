@@ -127,18 +127,14 @@ void run_list(const std::string& layout, const std::vector<std::string>& filter_
 
 // Axis values for `stats --by`.
 const std::map<std::string, std::function<std::string(const KernelDesc&)>>& stat_axes() {
-  static const std::map<std::string, std::function<std::string(const KernelDesc&)>> axes{
-      {"tile_m", [](const KernelDesc& k) { return std::to_string(k.tm); }},
-      {"tile_n", [](const KernelDesc& k) { return std::to_string(k.tn); }},
-      {"tile_k", [](const KernelDesc& k) { return std::to_string(k.tk); }},
-      {"cluster", [](const KernelDesc& k) { return std::to_string(k.cm) + "x" + std::to_string(k.cn); }},
-      {"stages", [](const KernelDesc& k) { return k.stages ? std::to_string(k.stages) : std::string("auto"); }},
-      {"mainloop", [](const KernelDesc& k) { return str(to_string(k.mainloop)); }},
-      {"epilogue", [](const KernelDesc& k) { return str(to_string(k.epilogue)); }},
-      {"scheduler", [](const KernelDesc& k) { return str(to_string(k.scheduler)); }},
-      {"spills_expected",
-       [](const KernelDesc& k) { return std::to_string(resources(k, default_hw()).spills_expected ? 1 : 0); }},
-  };
+  static const auto axes = [] {
+    std::map<std::string, std::function<std::string(const KernelDesc&)>> m{
+        {"spills_expected",
+         [](const KernelDesc& k) { return std::to_string(resources(k, default_hw()).spills_expected ? 1 : 0); }},
+    };
+    for (auto axis : kKernelAxes) m.emplace(axis, [axis](const KernelDesc& k) { return kernel_axis_value(k, axis); });
+    return m;
+  }();
   return axes;
 }
 

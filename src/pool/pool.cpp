@@ -33,10 +33,10 @@ std::vector<std::string> axis_values(const KernelDesc& k, const HardwareDesc& hw
   return {"tm=" + std::to_string(k.tm),
           "tn=" + std::to_string(k.tn),
           "tk=" + std::to_string(k.tk),
-          "stages=" + (k.stages == 0 ? std::string("auto") : std::to_string(k.stages)),
+          "stages=" + kernel_axis_value(k, "stages"),
           "mainloop=" + std::string(to_string(k.mainloop)),
           "epilogue=" + std::string(to_string(k.epilogue)),
-          "cluster=" + std::to_string(k.cm) + "x" + std::to_string(k.cn),
+          "cluster=" + kernel_axis_value(k, "cluster"),
           "scheduler=" + std::string(to_string(k.scheduler)),
           std::string("spills=") + (resources(k, hw).spills_expected ? "yes" : "no")};
 }

@@ -1,5 +1,5 @@
-// Reading measurements back: the streaming export (`cks data export`) and the models'
-// observation reader.
+// Reading measurements back: the streaming export (`cks data export`), the models'
+// observation reader and the analyses' scans.
 #include <cmath>
 #include <ostream>
 
@@ -219,6 +219,58 @@ void scan_repeated_measurements(const Registry& registry, const MeasurementFilte
     o.sm_clock_mhz = s.col_double(10);
     visit(o);
   }
+}
+
+size_t KernelAttempts::attempts() const {
+  size_t n = 0;
+  for (size_t c : by_status) n += c;
+  return n;
+}
+
+void scan_kernel_attempts(const Registry& registry, const MeasurementFilter& filter,
+                          const std::function<void(const KernelAttempts&)>& visit) {
+  MeasurementFilter f = filter;
+  f.include_cublas = false;
+  // Counted in SQL, one row per kernel, layout and status. The groups are reduced to one row per
+  // key (its set filtered first), so a key listed under two sets does not count its rows twice.
+  // A failed row's error is tagged with its start time: the smallest tagged text is the first.
+  Stmt s(registry.handle(),
+         std::string("WITH a AS (SELECT m.kernel_id, g.layout, m.status, count(*) AS n,"
+                     " min(CASE WHEN m.status NOT IN ('ok', 'cut') AND m.error <> ''"
+                     " THEN m.started_at || char(31) || m.error END) AS first_error"
+                     " FROM measurements m JOIN (SELECT key, min(set_name) AS set_name, layout FROM groups"
+                     " WHERE ?2 = '' OR set_name = ?2 GROUP BY key) g ON g.key = m.group_key") +
+             kFilterWhere +
+             " GROUP BY m.kernel_id, g.layout, m.status)"
+             " SELECT a.kernel_id, a.layout, a.status, a.n, a.first_error, coalesce(kr.canonical, ''),"
+             " coalesce(kr.spill_store_bytes, -1), coalesce(kr.spill_load_bytes, -1)"
+             " FROM a LEFT JOIN kernels kr ON kr.kernel_id = a.kernel_id ORDER BY a.kernel_id, a.layout");
+  bind_filter(s, f, f.status);
+  KernelAttempts k;
+  std::string tagged;  // the smallest "<started_at>\x1f<error>" so far
+  auto flush = [&] {
+    if (k.kernel_id.empty()) return;
+    k.first_error = tagged.substr(tagged.find('\x1f') + 1);
+    visit(k);
+  };
+  while (s.step()) {
+    const std::string id = s.col_text(0);
+    const Layout layout = parse_layout(s.col_text(1));
+    if (id != k.kernel_id || layout != k.layout) {
+      flush();
+      k = KernelAttempts{};
+      k.kernel_id = id;
+      k.layout = layout;
+      k.canonical = s.col_text(5);
+      k.spill_store_bytes = static_cast<int>(s.col_int(6));
+      k.spill_load_bytes = static_cast<int>(s.col_int(7));
+      tagged.clear();
+    }
+    k.by_status[status_index(s.col_text(2))] += static_cast<size_t>(s.col_int(3));
+    const std::string error = s.col_text(4);  // "" for NULL
+    if (!error.empty() && (tagged.empty() || error < tagged)) tagged = error;
+  }
+  flush();
 }
 
 }  // namespace cks

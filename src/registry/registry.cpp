@@ -23,8 +23,18 @@ using reg::Stmt;
 using reg::Transaction;
 using reg::Use;
 
-bool is_valid_status(std::string_view s) {
-  return std::any_of(std::begin(kStatuses), std::end(kStatuses), [&](const char* x) { return s == x; });
+namespace {
+const char* const* find_status(std::string_view s) {
+  return std::find_if(std::begin(kStatuses), std::end(kStatuses), [&](const char* x) { return s == x; });
+}
+}  // namespace
+
+bool is_valid_status(std::string_view s) { return find_status(s) != std::end(kStatuses); }
+
+size_t status_index(std::string_view s) {
+  const auto it = find_status(s);
+  if (it == std::end(kStatuses)) throw Error("unknown status '" + std::string(s) + "'");
+  return static_cast<size_t>(it - std::begin(kStatuses));
 }
 
 std::string new_uuid() {
