@@ -61,6 +61,11 @@ class Ranking {
 // The defaults were chosen by measurement (docs/models.md, "Deployment"): ~0.9 ms cold on one
 // core (tn); the top-1 equals the exhaustive ranking's on 31 of the 32 evaluation problems (91
 // of 100 random problems). --prefilter 2048 / 4096 cost ~1.5 / ~2.7 ms and agree more often.
+// The prefilter prior's dependence on the problem: `mean`, one problem-independent prior (the
+// mean over the reference problems); `nearest`, one prior per reference problem, the problem
+// using that of the nearest reference problem (squared distance of log2 M, log2 N, log2 K).
+enum class PriorMode { mean, nearest };
+
 struct SelectorOptions {
   int threads = 1;                // threads scoring one problem (the latency target is one core)
   size_t cache_capacity = 65536;  // problems kept; the oldest is evicted first
@@ -71,6 +76,7 @@ struct SelectorOptions {
   size_t cascade_keep = 64;       // additive models: candidates that get every term
   double prior_weight = 0.3;      // weight of the model prior in the prefilter key (0: static only)
   size_t prior_terms = 100;       // additive models: terms (trees) scoring the prior
+  PriorMode prior_mode = PriorMode::mean;
   // The prior's reference problems (M, N, K), in the layout being ranked: large and small M, N
   // and K, where the model's preferences among schedules, stage counts and knobs differ.
   std::vector<std::array<long, 3>> prior_problems{{4096, 4096, 4096}, {256, 4096, 4096}, {4096, 4096, 64},

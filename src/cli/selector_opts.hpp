@@ -1,6 +1,11 @@
 // The ranking options of cks::Selector on the command line (cks select, cks eval --prefilter,
 // cks bench select): the two-stage prefilter and cascade of docs/models.md ("Deployment").
 #pragma once
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
 
 #include "cks/selector.hpp"
@@ -26,6 +31,27 @@ inline void add_selector_options(CLI::App* cmd, SelectorOptions& o, bool* exhaus
       ->capture_default_str();
   cmd->add_option("--prior-terms", o.prior_terms, "XGBoost: trees scoring the prior (computed once per layout)")
       ->capture_default_str();
+  cmd->add_option("--prior-mode", o.prior_mode,
+                  "the prior's dependence on the problem: mean (one prior, the mean over the reference problems) "
+                  "or nearest (the prior of the nearest reference problem)")
+      ->transform(CLI::CheckedTransformer(std::map<std::string, PriorMode>{{"mean", PriorMode::mean},
+                                                                           {"nearest", PriorMode::nearest}}))
+      ->default_str("mean");
+  cmd->add_option_function<std::vector<std::string>>(
+         "--prior-problems",
+         [&o](const std::vector<std::string>& v) {
+           o.prior_problems.clear();
+           for (const std::string& text : v) {
+             long m = 0, n = 0, k = 0;
+             char x1 = 0, x2 = 0;
+             std::istringstream in(text);
+             if (!(in >> m >> x1 >> n >> x2 >> k) || x1 != 'x' || x2 != 'x' || in.peek() != EOF || m <= 0 || n <= 0 || k <= 0)
+               throw Error("--prior-problems: '" + text + "' is not MxNxK with positive M, N, K");
+             o.prior_problems.push_back({m, n, k});
+           }
+         },
+         "the prior's reference problems, MxNxK,... (default: 6 problems of large and small M, N and K)")
+      ->delimiter(',');
 }
 
 // Checks the values after parsing; applies --exhaustive.

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -98,7 +99,7 @@ struct Selector::Impl {
     if (!slot) {
       const Catalogue& cat = Catalogue::get(layout);
       auto st = std::make_shared<LayoutState>(LayoutState{FeatureComputer(cat.kernels(), hw), {cat, hw}});
-      if (two_stage() && options.prior_weight != 0) st->index.set_prior(model_prior(cat, st->features), options.prior_weight);
+      if (two_stage() && options.prior_weight != 0) st->index.set_priors(model_priors(cat, st->features), options.prior_weight);
       slot = std::move(st);
     }
     return slot;
@@ -114,11 +115,14 @@ struct Selector::Impl {
     }
   }
 
-  // prior(c): the mean over the reference problems of c's standardised score ((s - mean) / sd
-  // over the catalogue), scored with the model's first prior_terms terms.
-  std::vector<float> model_prior(const Catalogue& cat, const FeatureComputer& fc) const {
+  // The prefilter's priors, one per view of the static index. prior(c) is c's standardised
+  // score ((s - mean) / sd over the catalogue) scored with the model's first prior_terms terms:
+  // PriorMode::mean, one prior, its mean over the reference problems; PriorMode::nearest, one
+  // per reference problem (prior_view() picks the view).
+  std::vector<std::vector<float>> model_priors(const Catalogue& cat, const FeatureComputer& fc) const {
     const std::vector<Candidate>& cands = cat.candidates();
     if (options.prior_problems.empty()) throw Error("selector: a prior needs reference problems");
+    std::vector<std::vector<float>> per_problem;
     std::vector<double> sum(cands.size(), 0.0);
     std::vector<float> score(cands.size());
     const int threads = options.setup_threads > 0
@@ -146,12 +150,35 @@ struct Selector::Impl {
       mean /= static_cast<double>(score.size());
       for (float v : score) sq += (v - mean) * (v - mean);
       const double sd = std::sqrt(sq / static_cast<double>(score.size()));
+      auto& own = per_problem.emplace_back(cands.size(), 0.0f);
       if (sd > 0)
-        for (size_t i = 0; i < score.size(); ++i) sum[i] += (score[i] - mean) / sd;
+        for (size_t i = 0; i < score.size(); ++i) {
+          sum[i] += (score[i] - mean) / sd;
+          own[i] = static_cast<float>((score[i] - mean) / sd);
+        }
     }
+    if (options.prior_mode == PriorMode::nearest) return per_problem;
     std::vector<float> prior(cands.size());
     for (size_t i = 0; i < prior.size(); ++i) prior[i] = static_cast<float>(sum[i] / static_cast<double>(options.prior_problems.size()));
-    return prior;
+    return {prior};
+  }
+
+  // The static index's prior view for a problem: 0, or with PriorMode::nearest the reference
+  // problem nearest in (log2 M, log2 N, log2 K) (the first of equally near ones).
+  size_t prior_view(const Problem& p) const {
+    if (options.prior_mode != PriorMode::nearest) return 0;
+    size_t best = 0;
+    double best_d = std::numeric_limits<double>::infinity();
+    for (size_t i = 0; i < options.prior_problems.size(); ++i) {
+      double d = 0;
+      for (const auto& [a, b] : {std::pair{p.m, options.prior_problems[i][0]}, std::pair{p.n, options.prior_problems[i][1]},
+                                 std::pair{p.k, options.prior_problems[i][2]}}) {
+        const double diff = std::log2(static_cast<double>(a)) - std::log2(static_cast<double>(b));
+        d += diff * diff;
+      }
+      if (d < best_d) best_d = d, best = i;
+    }
+    return best;
   }
 
   // Two-stage ranking: the finalists (catalogue indices, ascending) and their full-model scores.
@@ -160,7 +187,7 @@ struct Selector::Impl {
     const Catalogue& cat = Catalogue::get(p.layout);
     Scratch& s = scratch();
     // Catalogue order (ascending): one kernel's rows together for phi.
-    finalists = state.index.top_prefilter(p, std::max(options.prefilter, depth));
+    finalists = state.index.top_prefilter(p, std::max(options.prefilter, depth), prior_view(p));
     s.candidates.clear();
     for (uint32_t i : finalists) s.candidates.push_back(cat.candidates()[i]);
     state.features.compute(p, s.candidates, s.x);
@@ -315,7 +342,7 @@ std::vector<uint32_t> Selector::prefiltered(const Problem& p, size_t top_k) cons
     std::iota(out.begin(), out.end(), 0u);
     return out;
   }
-  return impl_->layout_state(p.layout)->index.top_prefilter(p, std::max(impl_->options.prefilter, top_k));
+  return impl_->layout_state(p.layout)->index.top_prefilter(p, std::max(impl_->options.prefilter, top_k), impl_->prior_view(p));
 }
 
 const HardwareDesc& Selector::hw() const { return impl_->hw; }
@@ -326,6 +353,8 @@ std::string Selector::mode() const {
   if (!impl_->two_stage()) return "exhaustive";
   std::string m = "prefilter " + std::to_string(impl_->options.prefilter);
   if (impl_->options.prior_weight == 0) m += " (static score only)";
+  else if (impl_->options.prior_mode == PriorMode::nearest)
+    m += " (prior of the nearest of " + std::to_string(impl_->options.prior_problems.size()) + " reference problems)";
   if (impl_->cascade())
     m += ", cascade " + std::to_string(impl_->options.cascade_terms) + " trees -> " + std::to_string(impl_->options.cascade_keep);
   return m;

@@ -63,24 +63,26 @@ StaticIndex::StaticIndex(const Catalogue& cat, const HardwareDesc& hw) : hw_(hw)
 }
 
 void StaticIndex::set_prior(const std::vector<float>& prior, double weight) {
-  if (!prior.empty() && prior.size() != members_.size())
-    throw Error("static index: prior size differs from the catalogue");
-  has_prior_ = !prior.empty() && weight != 0;
-  for (const Class& c : classes_) {
-    auto first = members_.begin() + c.begin, last = members_.begin() + c.end;
-    if (!has_prior_) {
-      std::sort(first, last);
-    } else {
-      std::sort(first, last,
+  set_priors(prior.empty() ? std::vector<std::vector<float>>{} : std::vector<std::vector<float>>{prior}, weight);
+}
+
+void StaticIndex::set_priors(const std::vector<std::vector<float>>& priors, double weight) {
+  views_.clear();
+  if (weight == 0) return;
+  for (const auto& prior : priors) {
+    if (prior.size() != members_.size()) throw Error("static index: prior size differs from the catalogue");
+    View v;
+    v.members = members_;
+    for (const Class& c : classes_)
+      std::sort(v.members.begin() + c.begin, v.members.begin() + c.end,
                 [&](uint32_t a, uint32_t b) { return prior[a] > prior[b] || (prior[a] == prior[b] && a < b); });
-    }
-  }
-  member_factor_.assign(members_.size(), 1.0);
-  if (has_prior_)
+    v.member_factor.resize(members_.size());
     for (size_t m = 0; m < members_.size(); ++m)
-      member_factor_[m] = std::exp(weight * static_cast<double>(prior[members_[m]]));
-  head_factor_.resize(classes_.size());
-  for (size_t c = 0; c < classes_.size(); ++c) head_factor_[c] = member_factor_[classes_[c].begin];
+      v.member_factor[m] = std::exp(weight * static_cast<double>(prior[v.members[m]]));
+    v.head_factor.resize(classes_.size());
+    for (size_t c = 0; c < classes_.size(); ++c) v.head_factor[c] = v.member_factor[classes_[c].begin];
+    views_.push_back(std::move(v));
+  }
 }
 
 void StaticIndex::class_scores(const Problem& p, std::vector<double>& out) const {
@@ -214,11 +216,11 @@ class Histogram {
 
 }  // namespace
 
-std::vector<uint32_t> StaticIndex::top_prefilter(const Problem& p, size_t n) const {
+std::vector<uint32_t> StaticIndex::top_prefilter(const Problem& p, size_t n, size_t view) const {
   std::vector<uint32_t> out;
   n = std::min(n, members_.size());
   if (n == 0) return out;
-  if (!has_prior_) {
+  if (views_.empty()) {
     for (const auto& [score, index] : top_static(p, n)) out.push_back(index);
     std::sort(out.begin(), out.end());
     return out;
@@ -229,12 +231,14 @@ std::vector<uint32_t> StaticIndex::top_prefilter(const Problem& p, size_t n) con
   thread_local std::vector<std::pair<double, uint32_t>> boundary;
   thread_local std::vector<uint64_t> chosen;
   thread_local Histogram hist;
+  if (view >= views_.size()) throw Error("static index: no prior view " + std::to_string(view));
+  const View& v = views_[view];
   class_scores(p, score);
   // key = static score * exp(w * prior): the order of ln(static) + w * prior without a logarithm
-  // per candidate (member_factor_ = exp(w * prior); a class's members are sorted by it, so its
-  // first member has the class's best key: head_factor_).
+  // per candidate (member_factor = exp(w * prior); a class's members are sorted by it, so its
+  // first member has the class's best key: head_factor).
   head.resize(classes_.size());
-  for (size_t c = 0; c < classes_.size(); ++c) head[c] = score[c] * head_factor_[c];
+  for (size_t c = 0; c < classes_.size(); ++c) head[c] = score[c] * v.head_factor[c];
   // theta, a lower bound on the n-th best key: >= n class heads (real candidates) reach the
   // heads' bound; the first few members of the classes reaching it give a tighter one, so that
   // the pool below holds little more than n candidates.
@@ -245,7 +249,7 @@ std::vector<uint32_t> StaticIndex::top_prefilter(const Problem& p, size_t n) con
   for (size_t c = 0; c < classes_.size(); ++c)
     if (head[c] >= head_bound)
       for (uint32_t m = classes_[c].begin; m < std::min(classes_[c].end, classes_[c].begin + kSample); ++m)
-        sample.push_back(score[c] * member_factor_[m]);
+        sample.push_back(score[c] * v.member_factor[m]);
   hist.build(sample);
   const double theta = hist.lower_edge(hist.nth(n).first);
   pool.clear();
@@ -253,9 +257,9 @@ std::vector<uint32_t> StaticIndex::top_prefilter(const Problem& p, size_t n) con
   for (size_t c = 0; c < classes_.size(); ++c) {
     if (head[c] < theta) continue;
     for (uint32_t m = classes_[c].begin; m < classes_[c].end; ++m) {
-      const double key = score[c] * member_factor_[m];
+      const double key = score[c] * v.member_factor[m];
       if (key < theta) break;
-      pool.push_back(members_[m]);
+      pool.push_back(v.members[m]);
       pool_key.push_back(key);
     }
   }

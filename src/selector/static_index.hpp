@@ -13,7 +13,9 @@
 //                         prefilter. prior is a problem-independent per-candidate score
 //                         (set_prior; the selector derives it from the model) that orders the
 //                         many candidates of one static class (schedules, stage counts, runtime
-//                         knobs) the way the model tends to, and shifts classes by it.
+//                         knobs) the way the model tends to, and shifts classes by it. Several
+//                         priors (set_priors) give several *views*, each with its own member
+//                         order: the selector picks one per problem (SelectorOptions::prior_mode).
 // Both bound the n-th best key from below with the class heads (a class's members are
 // pre-sorted, so its first member has its best key) and select from the candidates above the
 // bound; top_prefilter selects by histograms of the keys' bit patterns rather than comparison
@@ -36,16 +38,20 @@ class StaticIndex {
   size_t classes() const { return classes_.size(); }
   size_t candidates() const { return members_.size(); }
 
-  // Per-candidate prior (catalogue order) and its weight; re-sorts every class's members by
-  // (prior desc, index asc). Without a prior (empty or weight 0), top_prefilter() is
+  // Per-candidate prior (catalogue order) and its weight: view 0 orders every class's members
+  // by (prior desc, index asc). Without a prior (empty or weight 0), top_prefilter() is
   // top_static().
   void set_prior(const std::vector<float>& prior, double weight);
+  // One view per prior (each of catalogue size), all with the same weight.
+  void set_priors(const std::vector<std::vector<float>>& priors, double weight);
+  size_t views() const { return views_.size(); }
 
   // (static score, candidate index), best first.
   std::vector<std::pair<double, uint32_t>> top_static(const Problem& p, size_t n) const;
-  // Candidate indices, ascending (the set is what matters; the model orders it). Thread-safe;
-  // per-thread buffers, so a call allocates only its result.
-  std::vector<uint32_t> top_prefilter(const Problem& p, size_t n) const;
+  // Candidate indices, ascending (the set is what matters; the model orders it), by the key of
+  // prior view `view` (< views(); ignored without a prior). Thread-safe; per-thread buffers, so
+  // a call allocates only its result.
+  std::vector<uint32_t> top_prefilter(const Problem& p, size_t n, size_t view = 0) const;
 
   // The static score of every class for the problem (class order), as static_score_terms().
   void class_scores(const Problem& p, std::vector<double>& out) const;
@@ -69,11 +75,14 @@ class StaticIndex {
   HardwareDesc hw_;
   std::vector<Geometry> geometries_;
   std::vector<Class> classes_;
-  std::vector<uint32_t> members_;   // candidate indices grouped by class
+  struct View {  // one prior's order of the members within their classes
+    std::vector<uint32_t> members;        // candidate indices grouped by class, by prior desc
+    std::vector<double> member_factor;    // per member (members order): exp(weight * prior)
+    std::vector<double> head_factor;      // per class: its first (largest) member factor
+  };
+  std::vector<uint32_t> members_;   // candidate indices grouped by class, ascending
   std::vector<uint32_t> class_of_;  // per candidate
-  bool has_prior_ = false;
-  std::vector<double> member_factor_;  // per member (members_ order): exp(weight * prior)
-  std::vector<double> head_factor_;    // per class: its first (largest) member factor
+  std::vector<View> views_;         // empty: no prior
 };
 
 }  // namespace cks::selector_detail

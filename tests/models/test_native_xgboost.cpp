@@ -107,7 +107,7 @@ TEST(ModelsNativeXgboost, ShippedModelEqualsXgboostPredict) {
   if (!models_detail::xgboost_library_available()) GTEST_SKIP() << "libxgboost not installed";
   if (!std::filesystem::exists(shipped_model())) GTEST_SKIP() << "no shipped model";
   const auto model = Model::load(shipped_model());
-  for (Layout layout : {Layout::tn, Layout::nt}) {
+  for (Layout layout : {Layout::tn, Layout::nt, Layout::nn}) {
     const FeatureMatrix x = catalogue_rows(layout, 97);
     ASSERT_GT(x.rows, 8000u);
     expect_matches_xgboost(*model, x, "catalogue rows");

@@ -225,26 +225,67 @@ TEST(SelectorStaticIndex, ClassScoresAreTheStaticScore) {
 TEST(SelectorStaticIndex, PrefilterIsTheTopByKey) {
   const Catalogue& cat = Catalogue::get(Layout::nt);
   selector_detail::StaticIndex index(cat, default_hw());
-  // A prior with many ties (quarter steps).
-  std::vector<float> prior(cat.candidates().size());
+  // Two priors (two views) with many ties (quarter steps).
+  std::vector<std::vector<float>> priors(2, std::vector<float>(cat.candidates().size()));
   std::mt19937 rng(3);
   std::normal_distribution<float> normal;
-  for (float& v : prior) v = std::round(normal(rng) * 4) / 4;
-  index.set_prior(prior, 0.3);
+  for (auto& prior : priors)
+    for (float& v : prior) v = std::round(normal(rng) * 4) / 4;
+  index.set_priors(priors, 0.3);
+  ASSERT_EQ(index.views(), 2u);
   std::vector<double> scores;
-  for (const auto& [p, n] : std::vector<std::pair<Problem, size_t>>{{{4096, 4096, 4096, Layout::nt}, 2048},
-                                                                    {{40, 9000, 200, Layout::nt}, 1},
-                                                                    {{3000, 64, 7000, Layout::nt}, 5000}}) {
-    index.class_scores(p, scores);
-    std::vector<std::pair<double, uint32_t>> all;
-    for (uint32_t i = 0; i < cat.candidates().size(); ++i)
-      all.emplace_back(-(scores[index.class_of(i)] * std::exp(0.3 * static_cast<double>(prior[i]))), i);
-    std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end());
-    std::vector<uint32_t> expected;
-    for (size_t i = 0; i < n; ++i) expected.push_back(all[i].second);
-    std::sort(expected.begin(), expected.end());
-    EXPECT_EQ(index.top_prefilter(p, n), expected) << p.m << "x" << p.n << "x" << p.k;
+  for (size_t view = 0; view < priors.size(); ++view) {
+    const std::vector<float>& prior = priors[view];
+    for (const auto& [p, n] : std::vector<std::pair<Problem, size_t>>{{{4096, 4096, 4096, Layout::nt}, 2048},
+                                                                      {{40, 9000, 200, Layout::nt}, 1},
+                                                                      {{3000, 64, 7000, Layout::nt}, 5000}}) {
+      index.class_scores(p, scores);
+      std::vector<std::pair<double, uint32_t>> all;
+      for (uint32_t i = 0; i < cat.candidates().size(); ++i)
+        all.emplace_back(-(scores[index.class_of(i)] * std::exp(0.3 * static_cast<double>(prior[i]))), i);
+      std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(n), all.end());
+      std::vector<uint32_t> expected;
+      for (size_t i = 0; i < n; ++i) expected.push_back(all[i].second);
+      std::sort(expected.begin(), expected.end());
+      EXPECT_EQ(index.top_prefilter(p, n, view), expected) << "view " << view << ": " << p.m << "x" << p.n << "x" << p.k;
+    }
   }
+  EXPECT_THROW(index.top_prefilter(Problem{64, 64, 64, Layout::nt}, 10, 2), Error);
+  // One prior is view 0; weight 0 is no prior (the static top).
+  index.set_prior(priors[1], 0.3);
+  EXPECT_EQ(index.views(), 1u);
+  const Problem p{500, 3000, 1000, Layout::nt};
+  index.set_priors(priors, 0);
+  EXPECT_EQ(index.views(), 0u);
+  std::vector<uint32_t> statics;
+  for (const auto& [score, i] : index.top_static(p, 300)) statics.push_back(i);
+  std::sort(statics.begin(), statics.end());
+  EXPECT_EQ(index.top_prefilter(p, 300, 1), statics);
+}
+
+// PriorMode::nearest: a problem ranks with the prior of its nearest reference problem, i.e.
+// exactly as a mean-mode selector whose only reference problem is that one.
+TEST(SelectorModel, NearestPriorIsTheNearestReferenceProblemsPrior) {
+  const auto model = xgboost_model();
+  SelectorOptions near;
+  near.prefilter = 500;
+  near.prior_terms = 10;
+  near.prior_mode = PriorMode::nearest;
+  near.prior_problems = {{4096, 4096, 4096}, {64, 4096, 512}, {4096, 128, 128}};
+  const Selector sel(model, near);
+  EXPECT_EQ(sel.mode(), "prefilter 500 (prior of the nearest of 3 reference problems)");  // 40 trees: no cascade
+  const std::vector<Problem> problems{{3000, 5000, 2048, Layout::tn}, {100, 2000, 700, Layout::tn}, {8192, 96, 200, Layout::tn}};
+  std::vector<std::vector<uint32_t>> kept;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    SelectorOptions one = near;
+    one.prior_mode = PriorMode::mean;
+    one.prior_problems = {near.prior_problems[i]};
+    const auto expected = Selector(model, one).prefiltered(problems[i], 8);
+    EXPECT_EQ(sel.prefiltered(problems[i], 8), expected) << i;
+    kept.push_back(expected);
+  }
+  EXPECT_NE(kept[0], kept[1]);  // the priors differ, so do the kept sets
+  EXPECT_NE(kept[1], kept[2]);
 }
 
 TEST(SelectorCApi, SelectsThroughTheAbi) {
