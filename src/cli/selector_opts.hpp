@@ -1,7 +1,6 @@
 // The ranking options of cks::Selector on the command line (cks select, cks eval --prefilter,
 // cks bench select): the two-stage prefilter and cascade of docs/models.md ("Deployment").
 #pragma once
-#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -31,11 +30,15 @@ inline void add_selector_options(CLI::App* cmd, SelectorOptions& o, bool* exhaus
       ->capture_default_str();
   cmd->add_option("--prior-terms", o.prior_terms, "XGBoost: trees scoring the prior (computed once per layout)")
       ->capture_default_str();
-  cmd->add_option("--prior-mode", o.prior_mode,
-                  "the prior's dependence on the problem: mean (one prior, the mean over the reference problems) "
-                  "or nearest (the prior of the nearest reference problem)")
-      ->transform(CLI::CheckedTransformer(std::map<std::string, PriorMode>{{"mean", PriorMode::mean},
-                                                                           {"nearest", PriorMode::nearest}}))
+  cmd->add_option_function<std::string>(
+         "--prior-mode",
+         [&o](const std::string& v) {
+           if (v == "mean") o.prior_mode = PriorMode::mean;
+           else if (v == "nearest") o.prior_mode = PriorMode::nearest;
+           else throw Error("--prior-mode: '" + v + "' is not mean or nearest");
+         },
+         "the prior's dependence on the problem: mean (one prior, the mean over the reference problems) "
+         "or nearest (the prior of the nearest reference problem)")
       ->default_str("mean");
   cmd->add_option_function<std::vector<std::string>>(
          "--prior-problems",

@@ -63,6 +63,9 @@ TEST(ModelsCli, BadInputIsOneClearErrorLine) {
   expect_error("train --registry " + registry() + " --out /tmp/x.json --objective rank:map", "unknown objective");
   expect_error("eval --registry " + registry() + " --model nothing", "neither a model file nor a model spec");
   expect_error("eval --registry " + registry() + " --model ridge --groups holdout", "unknown --groups");
+  expect_error("select --m 64 --n 64 --k 64 --layout tn --fallback static --prior-mode local", "--prior-mode: 'local'");
+  expect_error("select --m 64 --n 64 --k 64 --layout tn --fallback static --prior-problems 64x64", "'64x64' is not MxNxK");
+  expect_error("select --m 64 --n 64 --k 64 --layout tn --fallback static --prior-problems 64x0x64", "'64x0x64' is not MxNxK");
 }
 
 TEST(ModelsCli, TrainEvalSelectRoundTrip) {
