@@ -94,6 +94,22 @@ struct RemeasureOptions {
 // Throws Error when nothing is eligible or the fraction is outside (0, 1].
 Plan make_remeasure_plan(const Registry& reg, const RemeasureOptions& o);
 
+// `cks plan leaders`: runtime-knob variants around the leaders of measured groups (issue 4's
+// "adaptively around the leaders"). In every group of `set` (default the evaluation groups),
+// the `top` kernels with the highest ok throughput (a kernel's best over its measured knobs)
+// are the leaders; the plan measures every catalogue candidate (runtime-knob variant) of each
+// leader that the group has no final row for yet. Groups keep their registry identity, so the
+// rows join the group's when the registries are merged.
+struct LeadersOptions {
+  size_t top = 8;               // leaders per group
+  std::string set = "eval";     // groups of this set (empty: any)
+  std::vector<Layout> layouts;  // only these layouts (empty: any)
+  int max_attempts = 2;         // as cks plan remaining: crash/timeout attempts that make a candidate final
+  std::string name;
+};
+// Throws Error when top is 0 or no group has an ok row.
+Plan make_leaders_plan(const Registry& reg, const LeadersOptions& o);
+
 // `cks plan remaining`: `plan` less every candidate the registry already has a final row for
 // (Registry::final_items); groups left empty are dropped, exhaustive groups become explicit.
 // A lease can then resume a plan without carrying the registry it was partly measured into.

@@ -4,7 +4,11 @@
 #
 #   scripts/corpus/lease_plan.sh LAYOUT [OUT_PLAN] [CKS]
 #
-# = the layout's evaluation groups less what data/shards already holds, then (when the layout has
+# = first, the runtime-knob variants around the leaders of every layout's measured evaluation
+#   groups (`cks plan leaders --top $LEADERS_TOP`, default 8; 0 = none): all catalogue knob
+#   variants of each group's 8 fastest kernels not yet measured (issue 4's "adaptively around the
+#   leaders"; a few thousand candidates, a few hundred kernels to compile), then
+#   the layout's evaluation groups less what data/shards already holds, then (when the layout has
 #   ok rows) a seeded 1 % re-measure sample joined into its groups (repeatability across leases),
 #   then the training groups' remainder — `cks plan remaining`, `cks plan remeasure`,
 #   `cks plan merge --union`, as lease 5 ran (data/README.md). Writes OUT_PLAN (default
@@ -21,10 +25,20 @@ trap 'rm -rf "$TMP"' EXIT
 cp "data/plans/pool_${L}_2000_seed0.txt" "data/plans/eval_${L}.jsonl" "$TMP/"
 scripts/corpus/make_plans.sh "$L" "$TMP" "$CKS" >&2
 PARTS=()
+LEADERS_TOP=${LEADERS_TOP:-8}
+if [ "$LEADERS_TOP" -gt 0 ]; then
+  if "$CKS" plan leaders --set eval --top "$LEADERS_TOP" --name "leaders_eval_top${LEADERS_TOP}" \
+       --out "$TMP/leaders.jsonl" 2> "$TMP/leaders.err"; then
+    cat "$TMP/leaders.err" >&2
+    PARTS+=("$TMP/leaders.jsonl")
+  else
+    echo "lease_plan.sh: no leaders plan ($(tail -n 1 "$TMP/leaders.err"))" >&2
+  fi
+fi
 for p in eval train; do
   "$CKS" plan remaining "$TMP/${p}_${L}.jsonl" --out "$TMP/rem_${p}.jsonl" >&2
 done
-PARTS+=("$TMP/rem_eval.jsonl")
+PARTS+=("$TMP/rem_eval.jsonl")  # after the leaders' variants
 if "$CKS" plan remeasure --layouts "$L" --fraction 0.01 --seed "$(date +%Y%m%d)" --name "remeasure_${L}" \
      --out "$TMP/remeasure.jsonl" 2> "$TMP/remeasure.err"; then
   cat "$TMP/remeasure.err" >&2

@@ -162,6 +162,32 @@ void register_plan_command(CLI::App& app) {
                  p.candidates());
   });
 
+  auto* lead = plan->add_subcommand("leaders", "every runtime-knob variant of each measured group's fastest kernels "
+                                               "(evaluation groups: knobs adaptively around the leaders)");
+  static LeadersOptions lo;
+  static SourceOpts lsrc;
+  static std::string llayouts, lout;
+  add_source(lead, lsrc);
+  lead->add_option("--top", lo.top, "leaders per group: the kernels with the highest ok throughput")->capture_default_str();
+  lead->add_option("--set", lo.set, "groups of this set (empty: any)")->capture_default_str();
+  lead->add_option("--layouts", llayouts, "only these layouts, comma-separated");
+  lead->add_option("--max-attempts", lo.max_attempts, "crash/timeout attempts that make a candidate final (as cks collect)")
+      ->capture_default_str();
+  lead->add_option("--name", lo.name, "plan name (default: the output file's stem)");
+  lead->add_option("--out", lout, "plan file to write")->required();
+  lead->callback([] {
+    lo.layouts = llayouts.empty() ? std::vector<Layout>{} : parse_layouts(llayouts);
+    if (lo.name.empty()) lo.name = fs::path(lout).stem().string();
+    auto source = open_data(lsrc.registry, lsrc.data);
+    RegistryOptions ropt;
+    ropt.create = false;
+    Registry reg(source->path(), ropt);
+    const Plan p = make_leaders_plan(reg, lo);
+    write_plan(p, lout);
+    std::fprintf(stderr, "cks plan leaders: %s: %zu groups, %zu candidates\n", lout.c_str(), p.groups.size(),
+                 p.candidates());
+  });
+
   auto* remaining = plan->add_subcommand("remaining", "a plan less what a registry already measured (resume elsewhere)");
   static SourceOpts rem_src;
   static std::string rem_plan, rem_out;
