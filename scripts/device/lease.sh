@@ -7,6 +7,10 @@
 #
 #   scripts/device/lease.sh start PLAN TIME_BUDGET_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU]
 #   scripts/device/lease.sh wait SECONDS      # returns early once collect has ended
+#   scripts/device/lease.sh leaders LAYOUT PLAN TIME_BUDGET_S WAIT_S [GPUS] [JOBS] [MEM_GB] [KPT]
+#       after collect has ended, on the still-warm machine (kernel cache intact): the knob variants
+#       around the leaders of LAYOUT's evaluation groups in this lease's registry
+#       (`cks plan leaders`), then PLAN's remainder, as a new collect; then `wait WAIT_S`
 #
 # The live registry is node-local (out/registry.db); collect checkpoints it every 60 s through
 # SQLite's backup API (out/checkpoint.db, temp file + rename). `wait` ships the final registry
@@ -100,8 +104,18 @@ case "${1:-}" in
     fi
     tail -n 5 out/collect.log
     ;;
+  leaders)
+    L=$2 PLAN=$3 BUDGET=$4 WAIT=$5
+    if [ ! -f out/collect.rc ]; then echo "lease.sh leaders: collect is still running" >&2; exit 2; fi
+    "$BIN/cks" plan leaders --registry out/registry.db --set eval --layouts "$L" --top 8 --out out/leaders.jsonl &&
+      "$BIN/cks" plan merge --union --name "leaders_then_rest" --out out/leaders_then_rest.jsonl out/leaders.jsonl "$PLAN" ||
+      exit 1
+    "$0" start out/leaders_then_rest.jsonl "$BUDGET" "${6:-0,1}" "${7:-30}" "${8:-235}" "${9:-10}" > /dev/null &&
+      "$0" wait "$WAIT"
+    ;;
   *)
-    echo "usage: $0 start PLAN TIME_BUDGET_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU] | wait SECONDS" >&2
+    echo "usage: $0 start PLAN TIME_BUDGET_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU] | wait SECONDS" \
+         "| leaders LAYOUT PLAN TIME_BUDGET_S WAIT_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU]" >&2
     exit 2
     ;;
 esac
