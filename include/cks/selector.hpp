@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -112,6 +113,9 @@ class Selector {
   // changes (cks eval --prefilter).
   std::vector<uint32_t> prefiltered(const Problem& p, size_t top_k) const;
 
+  // The training groups of a layout the model records (provenance "groups_by_layout"; models
+  // trained before it was recorded, and the static score, say nothing: nullopt).
+  std::optional<size_t> training_groups(Layout layout) const;
   const HardwareDesc& hw() const;
   const SelectorOptions& options() const;
   std::string description() const;  // "xgboost rank:ndcg (models/default.json)" or "static score"

@@ -473,6 +473,9 @@ void register_select(CLI::App& app) {
                   "FILE, or --fallback static");
     }
     const double load_s = seconds_since(t0);
+    if (selector->training_groups(layout) == 0u)
+      std::cerr << "cks: note: the model was trained on no " << to_string(layout)
+                << " groups: its ranking of this layout extrapolates from the others\n";
     const auto t1 = Clock::now();
     selector->prepare(layout);
     const double prepare_s = seconds_since(t1);

@@ -226,8 +226,14 @@ std::unique_ptr<Model> train_model(const Dataset& data, const TrainOptions& opti
     for (size_t r = g.begin; r < g.end; ++r) sum += data.tflops[r];
     digest += g.key + ":" + std::to_string(g.size()) + ":" + format_double(sum) + ";";
   }
-  info.provenance = {{"groups", data.groups.size()}, {"rows", data.rows()}, {"data_hash", hex64(fnv1a64(digest))},
-                     {"cks_version", CKS_VERSION}};
+  nlohmann::json by_layout = nlohmann::json::object();  // every layout, 0 for the ones not trained on
+  for (Layout l : kLayouts) by_layout[std::string(to_string(l))] = 0;
+  for (const auto& g : data.groups) {
+    auto& n = by_layout[std::string(to_string(g.problem.layout))];
+    n = n.get<size_t>() + 1;
+  }
+  info.provenance = {{"groups", data.groups.size()}, {"groups_by_layout", by_layout}, {"rows", data.rows()},
+                     {"data_hash", hex64(fnv1a64(digest))}, {"cks_version", CKS_VERSION}};
   for (const auto& [key, value] : reported.items()) info.provenance[key] = value;
   return m;
 }

@@ -345,6 +345,14 @@ std::vector<uint32_t> Selector::prefiltered(const Problem& p, size_t top_k) cons
   return impl_->layout_state(p.layout)->index.top_prefilter(p, std::max(impl_->options.prefilter, top_k), impl_->prior_view(p));
 }
 
+std::optional<size_t> Selector::training_groups(Layout layout) const {
+  if (!impl_->model) return std::nullopt;
+  const auto& by_layout = impl_->model->info().provenance.value("groups_by_layout", nlohmann::json::object());
+  const auto it = by_layout.find(std::string(to_string(layout)));
+  if (it == by_layout.end() || !it->is_number_unsigned()) return std::nullopt;
+  return it->get<size_t>();
+}
+
 const HardwareDesc& Selector::hw() const { return impl_->hw; }
 const SelectorOptions& Selector::options() const { return impl_->options; }
 std::string Selector::description() const { return impl_->origin; }

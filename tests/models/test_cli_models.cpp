@@ -134,6 +134,11 @@ TEST(ModelsCli, TrainEvalSelectRoundTrip) {
   ASSERT_EQ(s.exit_code, 0) << s.err;
   EXPECT_EQ(test::count_lines(s.out), 3u);  // header + 2
   EXPECT_NE(s.out.find("cutlass_type"), std::string::npos);
+  EXPECT_EQ(s.err.find("trained on no"), std::string::npos) << s.err;
+  // A layout the model has no training group of: ranked, with a note on stderr.
+  const test::CliResult tt = run_cks("select --m 1024 --n 1024 --k 1024 --layout tt --top 2 --model " + model);
+  ASSERT_EQ(tt.exit_code, 0) << tt.err;
+  EXPECT_NE(tt.err.find("cks: note: the model was trained on no tt groups"), std::string::npos) << tt.err;
 
   // md: a readable table; the CUTLASS type only with --cutlass-type, as code blocks below it.
   const test::CliResult md = run_cks("select --m 1024 --n 1024 --k 1024 --layout tn --top 2 --model " + model +

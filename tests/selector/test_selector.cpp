@@ -142,6 +142,13 @@ TEST(SelectorModel, PrefilterCoveringTheCatalogueEqualsExhaustive) {
   }
 }
 
+TEST(SelectorModel, KnowsTheLayoutsItWasTrainedOn) {
+  const Selector sel(model_path());  // 10 TN training groups
+  EXPECT_EQ(sel.training_groups(Layout::tn), std::optional<size_t>(10));
+  EXPECT_EQ(sel.training_groups(Layout::tt), std::optional<size_t>(0));
+  EXPECT_FALSE(Selector::static_score(default_hw()).training_groups(Layout::tn).has_value());
+}
+
 TEST(SelectorModel, CascadeReturnsTheFullModelsScores) {
   const auto model = xgboost_model();
   SelectorOptions o;
