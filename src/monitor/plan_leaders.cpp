@@ -15,18 +15,10 @@ namespace {
 struct ByKernel {
   const Catalogue* cat = nullptr;
   std::vector<std::vector<uint32_t>> candidates;  // per kernel index
-};
-
-const ByKernel& by_kernel(Layout layout) {
-  static std::map<Layout, ByKernel> cache;
-  ByKernel& b = cache[layout];
-  if (!b.cat) {
-    b.cat = &Catalogue::get(layout);
-    b.candidates.resize(b.cat->kernels().size());
-    for (uint32_t i = 0; i < b.cat->candidates().size(); ++i) b.candidates[b.cat->candidates()[i].kernel].push_back(i);
+  explicit ByKernel(Layout layout) : cat(&Catalogue::get(layout)), candidates(cat->kernels().size()) {
+    for (uint32_t i = 0; i < cat->candidates().size(); ++i) candidates[cat->candidates()[i].kernel].push_back(i);
   }
-  return b;
-}
+};
 
 }  // namespace
 
@@ -56,6 +48,7 @@ Plan make_leaders_plan(const Registry& reg, const LeadersOptions& o) {
   Plan plan;
   plan.name = o.name;
   plan.created_by = std::string("cks plan leaders ") + CKS_VERSION;
+  std::map<Layout, ByKernel> by_layout;
   size_t leaders = 0, unknown = 0;
   for (const auto& [key_set, g] : groups) {
     std::vector<std::pair<double, std::string>> ranked;  // (throughput desc, kernel asc)
@@ -64,7 +57,7 @@ Plan make_leaders_plan(const Registry& reg, const LeadersOptions& o) {
     ranked.resize(std::min(ranked.size(), o.top));
     const auto done = reg.final_items(key_set.first, o.max_attempts);
     const std::set<CandidateRef> finished(done.begin(), done.end());
-    const ByKernel& cat = by_kernel(g.layout);
+    const ByKernel& cat = by_layout.try_emplace(g.layout, g.layout).first->second;
     const auto info = infos.find(key_set);
     if (info == infos.end()) throw Error("registry: measurements of group '" + key_set.first + "' without its group row");
     PlanGroup pg{info->second, {}, "", false};
