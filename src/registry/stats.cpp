@@ -1,4 +1,8 @@
 // `cks data stats`: counts over a registry, as one JSON object (docs/registry.md).
+#include <algorithm>
+#include <map>
+#include <vector>
+
 #include "cks/registry.hpp"
 #include "registry/schema.hpp"
 #include "registry/sqlite_util.hpp"
@@ -77,11 +81,34 @@ json groups_json(sqlite3* db) {
                                    {"exhaustive", e.col_int(4)}};
     exhaustive_total += e.col_int(4);
   }
+  // Training groups against their sampling budgets: distinct candidates attempted (any status)
+  // over the budget, per layout; "complete" when every planned candidate has an attempt.
+  std::map<std::string, std::vector<double>> shares;
+  Stmt t(db,
+         "SELECT g.layout, g.budget, (SELECT count(*) FROM (SELECT DISTINCT x.kernel_id, x.knobs FROM measurements x "
+         "INDEXED BY measurements_candidate WHERE x.group_key = g.key AND x.kernel_id != 'cublas')) FROM groups g "
+         "WHERE g.set_name = 'train' AND g.budget > 0");
+  while (t.step())
+    if (t.col_int(2) > 0) shares[t.col_text(0)].push_back(static_cast<double>(t.col_int(2)) / static_cast<double>(t.col_int(1)));
+  json train_budget = json::object();
+  for (auto& [layout, v] : shares) {
+    std::sort(v.begin(), v.end());
+    double sum = 0;
+    int64_t complete = 0;
+    for (double x : v) sum += std::min(x, 1.0), complete += x >= 1.0;
+    const size_t n = v.size();
+    const double median = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+    train_budget[layout] = {{"groups", static_cast<int64_t>(n)},
+                            {"complete", complete},
+                            {"budget_share_mean", sum / static_cast<double>(n)},
+                            {"budget_share_median", std::min(median, 1.0)}};
+  }
   return {
       {"total", reg::query_int(db, "SELECT count(*) FROM groups")},
       {"measured_by_set_layout", std::move(measured)},
       {"eval_exhaustive", exhaustive_total},
       {"eval_kernels_per_group", std::move(eval_kernels)},
+      {"train_budget", std::move(train_budget)},
       {"by_set", counts_by(db, "SELECT set_name, count(*) FROM groups GROUP BY set_name ORDER BY set_name")},
       {"by_layout", counts_by(db, "SELECT layout, count(*) FROM groups GROUP BY layout ORDER BY layout")},
       {"by_set_layout", std::move(by_set_layout)},

@@ -189,6 +189,27 @@ TEST(RegistryStats, CountsEverythingTheIssueAsksFor) {
   EXPECT_EQ(e["groups"]["eval_kernels_per_group"]["tn"]["groups"], 3);
   EXPECT_EQ(e["groups"]["eval_kernels_per_group"]["tn"]["exhaustive"], 1);
   EXPECT_EQ(e["groups"]["eval_kernels_per_group"]["tn"]["max_kernels"], 2);
+
+  // Training groups against their budgets: (kernel, knobs) candidates attempted / budget.
+  GroupInfo done = test_group(128, 64, 64, "train"), half = test_group(160, 64, 64, "train"),
+            more = test_group(192, 64, 64, "train");
+  done.budget = 2;
+  half.budget = 4;
+  more.budget = 1;
+  for (const GroupInfo& g : {done, half, more}) r.upsert_group(g);
+  MeasurementRow other_knobs = test_row(run, "160x64x64_tn", t.k1.id(), "ok");
+  other_knobs.knobs = "r=n,s=2,d=h,k=1";
+  r.insert_measurements({test_row(run, "128x64x64_tn", t.k1.id(), "ok"), test_row(run, "128x64x64_tn", t.k2.id(), "cut"),
+                         test_row(run, "128x64x64_tn", "cublas", "ok"), test_row(run, "160x64x64_tn", t.k1.id(), "ok"),
+                         other_knobs, test_row(run, "192x64x64_tn", t.k1.id(), "ok"),
+                         test_row(run, "192x64x64_tn", t.k2.id(), "ok")});
+  const auto b = registry_stats(r)["groups"]["train_budget"]["tn"];
+  // With the fixture's two training groups (budget 16; 1 and 2 candidates attempted) the shares
+  // are 1/16, 2/16, 0.5, 1 and 2 (capped at 1 in the mean).
+  EXPECT_EQ(b["groups"], 5) << b.dump();
+  EXPECT_EQ(b["complete"], 2);
+  EXPECT_DOUBLE_EQ(b["budget_share_mean"].get<double>(), (1.0 / 16 + 2.0 / 16 + 0.5 + 1 + 1) / 5);
+  EXPECT_DOUBLE_EQ(b["budget_share_median"].get<double>(), 0.5);
 }
 
 TEST(RegistryExport, RowsCarryProvenanceAndFiltersApply) {
