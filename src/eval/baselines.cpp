@@ -111,7 +111,7 @@ MethodOutcomes cublas_baseline(const Dataset& eval) {
       o.topk_regret.fill(o.regret);
       o.rank = 1.0 + static_cast<double>(std::count_if(t.begin(), t.end(), [&](double x) { return x > g.cublas_tflops; }));
       o.hit = g.cublas_tflops >= best ? 1.0 : 0.0;
-      o.vs_cublas = 1.0;
+      o.vs_cublas = o.top4_or_cublas = 1.0;
     }
     m.groups.push_back(o);
   }

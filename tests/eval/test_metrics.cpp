@@ -38,6 +38,17 @@ TEST(EvalMetrics, TiesAndMinimumRank) {
   EXPECT_FALSE(outcome_of_order(t, std::vector<uint32_t>{}, NAN).covered);
 }
 
+TEST(EvalMetrics, TopFourOrCublasKeepsTheFasterOfThePicksAndCublas) {
+  const std::vector<double> t{10, 20, 30, 40, 50};
+  const std::vector<uint32_t> order{0, 1, 2, 3, 4};  // the fastest is the fifth pick
+  EXPECT_DOUBLE_EQ(outcome_of_order(t, order, 35).top4_or_cublas, 40.0 / 35);
+  EXPECT_DOUBLE_EQ(outcome_of_order(t, order, 45).top4_or_cublas, 1.0);  // cuBLAS is faster
+  const std::vector<uint32_t> two{2, 1};  // fewer than four picks: the best of them
+  EXPECT_DOUBLE_EQ(outcome_of_order(t, two, 15).top4_or_cublas, 2.0);
+  EXPECT_TRUE(std::isnan(outcome_of_order(t, order, NAN).top4_or_cublas));
+  EXPECT_TRUE(std::isnan(outcome_of_random(t, 35).top4_or_cublas));
+}
+
 TEST(EvalMetrics, RandomIsTheExactExpectation) {
   const std::vector<double> t{4, 2};
   const GroupOutcome o = outcome_of_random(t, NAN);
@@ -92,6 +103,8 @@ TEST(EvalMetrics, SummaryTableAggregatesPerSlice) {
   EXPECT_DOUBLE_EQ(std::get<double>(all[col("regret_max")]), 0.5);
   EXPECT_DOUBLE_EQ(std::get<double>(all[col("top1_hit")]), 0.5);
   EXPECT_NEAR(std::get<double>(all[col("vs_cublas_geomean")]), std::sqrt(1.0 * 2.0), 1e-12);
+  // Both groups' two picks include the fastest (20 against cuBLAS's 10): 2 in each.
+  EXPECT_NEAR(std::get<double>(all[col("top4_or_cublas_geomean")]), 2.0, 1e-12);
   bool saw_small_m = false;
   for (const auto& row : t.rows())
     if (std::get<std::string>(row[col("slice")]) == "m<=16") {
