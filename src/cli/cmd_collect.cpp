@@ -2,6 +2,7 @@
 // summarise plans. See docs/monitor.md.
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <set>
 
@@ -36,6 +37,20 @@ std::vector<Layout> parse_layouts(const std::string& list) {
     b = e + 1;
   }
   return out;
+}
+
+// `cks plan remeasure|leaders`: a plan made from a registry (--registry or the shards of --data),
+// written to `out`, with a one-line summary on stderr.
+void write_registry_plan(const char* command, const SourceOpts& src, const std::string& out,
+                         const std::function<Plan(const Registry&)>& make) {
+  auto source = open_data(src.registry, src.data);
+  RegistryOptions ropt;
+  ropt.create = false;
+  const Registry reg(source->path(), ropt);
+  const Plan p = make(reg);
+  write_plan(p, out);
+  std::fprintf(stderr, "cks plan %s: %s: %zu groups, %zu candidates\n", command, out.c_str(), p.groups.size(),
+               p.candidates());
 }
 
 std::optional<int> parse_budget(const std::string& s) {
@@ -152,14 +167,7 @@ void register_plan_command(CLI::App& app) {
   rem->callback([] {
     ro.layouts = rlayouts.empty() ? std::vector<Layout>{} : parse_layouts(rlayouts);
     if (ro.name.empty()) ro.name = fs::path(rout).stem().string();
-    auto source = open_data(rsrc.registry, rsrc.data);
-    RegistryOptions ropt;
-    ropt.create = false;
-    Registry reg(source->path(), ropt);
-    const Plan p = make_remeasure_plan(reg, ro);
-    write_plan(p, rout);
-    std::fprintf(stderr, "cks plan remeasure: %s: %zu groups, %zu candidates\n", rout.c_str(), p.groups.size(),
-                 p.candidates());
+    write_registry_plan("remeasure", rsrc, rout, [](const Registry& reg) { return make_remeasure_plan(reg, ro); });
   });
 
   auto* lead = plan->add_subcommand("leaders", "every runtime-knob variant of each measured group's fastest kernels "
@@ -178,14 +186,7 @@ void register_plan_command(CLI::App& app) {
   lead->callback([] {
     lo.layouts = llayouts.empty() ? std::vector<Layout>{} : parse_layouts(llayouts);
     if (lo.name.empty()) lo.name = fs::path(lout).stem().string();
-    auto source = open_data(lsrc.registry, lsrc.data);
-    RegistryOptions ropt;
-    ropt.create = false;
-    Registry reg(source->path(), ropt);
-    const Plan p = make_leaders_plan(reg, lo);
-    write_plan(p, lout);
-    std::fprintf(stderr, "cks plan leaders: %s: %zu groups, %zu candidates\n", lout.c_str(), p.groups.size(),
-                 p.candidates());
+    write_registry_plan("leaders", lsrc, lout, [](const Registry& reg) { return make_leaders_plan(reg, lo); });
   });
 
   auto* remaining = plan->add_subcommand("remaining", "a plan less what a registry already measured (resume elsewhere)");
