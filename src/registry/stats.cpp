@@ -22,6 +22,16 @@ json counts_by(sqlite3* db, const std::string& sql) {
   return out;
 }
 
+// A group is "reached" when a worker attempted something in it. The collector also writes
+// kernel-level dispositions (`quarantined`, `compile_error`) into every group still pending for
+// that kernel, without setting those groups up on a GPU; such rows alone do not make a group
+// measured, so they neither count it as measured nor as missing its cuBLAS reference.
+std::string reached(const char* alias) {
+  const std::string a = alias;
+  return "EXISTS (SELECT 1 FROM measurements r INDEXED BY measurements_candidate WHERE r.group_key = " + a +
+         ".key AND r.status NOT IN ('quarantined', 'compile_error'))";
+}
+
 // Provenance a run must carry for its rows to be usable: the fields named in the issue.
 constexpr const char* kProvenanceFields[] = {"gpu_name", "driver_version", "cuda_version", "cutlass_version",
                                              "git_sha"};
@@ -55,13 +65,13 @@ json groups_json(sqlite3* db) {
   json by_set_layout = json::object();
   Stmt s(db, "SELECT set_name, layout, count(*) FROM groups GROUP BY set_name, layout ORDER BY set_name, layout");
   while (s.step()) by_set_layout[s.col_text(0)][s.col_text(1)] = s.col_int(2);
-  // Groups with at least one CUTLASS measurement (planned groups a collection has not reached
+  // Groups with at least one CUTLASS attempt (planned groups a collection has not reached
   // are not training or evaluation data yet).
   json measured = json::object();
   Stmt m(db,
          "SELECT g.set_name, g.layout, count(*) FROM groups g WHERE EXISTS (SELECT 1 FROM measurements x INDEXED BY "
-         "measurements_candidate WHERE x.group_key = g.key AND x.kernel_id != 'cublas') "
-         "GROUP BY g.set_name, g.layout ORDER BY g.set_name, g.layout");
+         "measurements_candidate WHERE x.group_key = g.key AND x.kernel_id != 'cublas' AND x.status NOT IN "
+         "('quarantined', 'compile_error')) GROUP BY g.set_name, g.layout ORDER BY g.set_name, g.layout");
   while (m.step()) measured[m.col_text(0)][m.col_text(1)] = m.col_int(2);
   // Evaluation groups are meant to be exhaustive over their layout's pool: distinct kernels
   // attempted per group (min, max) shows how far each layout got. A group is "exhaustive" when
@@ -87,7 +97,7 @@ json groups_json(sqlite3* db) {
   Stmt t(db,
          "SELECT g.layout, g.budget, (SELECT count(*) FROM (SELECT DISTINCT x.kernel_id, x.knobs FROM measurements x "
          "INDEXED BY measurements_candidate WHERE x.group_key = g.key AND x.kernel_id != 'cublas')) FROM groups g "
-         "WHERE g.set_name = 'train' AND g.budget > 0");
+         "WHERE g.set_name = 'train' AND g.budget > 0 AND " + reached("g"));
   while (t.step())
     if (t.col_int(2) > 0) shares[t.col_text(0)].push_back(static_cast<double>(t.col_int(2)) / static_cast<double>(t.col_int(1)));
   json train_budget = json::object();
@@ -132,7 +142,7 @@ json measurements_json(sqlite3* db) {
       // Distinct (group, kernel, knobs) triples attempted at least once.
       {"candidates",
        reg::query_int(db, "SELECT count(*) FROM (SELECT DISTINCT group_key, kernel_id, knobs FROM measurements)")},
-      {"groups_measured", reg::query_int(db, "SELECT count(DISTINCT group_key) FROM measurements")},
+      {"groups_measured", reg::query_int(db, "SELECT count(*) FROM groups g WHERE " + reached("g"))},
   };
 }
 
@@ -150,8 +160,7 @@ json registry_stats(const Registry& registry) {
         "SELECT count(*) FROM groups g WHERE EXISTS (SELECT 1 FROM measurements m INDEXED BY measurements_candidate "
         "WHERE m.group_key = g.key AND m.kernel_id = 'cublas' AND m.status = 'ok')");
     const int64_t unmeasured = reg::query_int(
-        db, "SELECT count(*) FROM groups g WHERE NOT EXISTS (SELECT 1 FROM measurements m INDEXED BY "
-            "measurements_candidate WHERE m.group_key = g.key)");
+        db, "SELECT count(*) FROM groups g WHERE NOT " + reached("g"));
     json out = {
         {"schema_version", reg::file_schema_version(db)},
         {"runs", runs_json(db)},
@@ -170,8 +179,8 @@ json registry_stats(const Registry& registry) {
           {"groups", reg::query_int(db, "SELECT count(DISTINCT group_key) FROM profiles")},
           {"runs", reg::query_int(db, "SELECT count(DISTINCT run_uuid) FROM profiles")}}},
         {"cublas_referenced_groups", referenced},
-        // Measured groups (any row) without a cuBLAS reference, and planned groups a collection
-        // has not reached yet (no row at all: nothing was attempted, so nothing is missing).
+        // Reached groups without a cuBLAS reference, and planned groups a collection has not
+        // reached yet (no worker attempt: nothing was set up, so nothing is missing).
         {"groups_missing_cublas", groups - referenced - unmeasured},
         {"groups_unmeasured", unmeasured},
     };

@@ -210,6 +210,28 @@ TEST(RegistryStats, CountsEverythingTheIssueAsksFor) {
   EXPECT_EQ(b["complete"], 2);
   EXPECT_DOUBLE_EQ(b["budget_share_mean"].get<double>(), (1.0 / 16 + 2.0 / 16 + 0.5 + 1 + 1) / 5);
   EXPECT_DOUBLE_EQ(b["budget_share_median"].get<double>(), 0.5);
+
+  // A kernel quarantined (or failing to compile) during a run gets a row in every group still
+  // pending for it, written without setting those groups up: such a group is not reached yet,
+  // so it is neither measured nor missing its cuBLAS reference (lease 8 left two like this).
+  const auto before = registry_stats(r);
+  GroupInfo pending = test_group(224, 64, 64, "train");
+  pending.budget = 4;
+  r.upsert_group(pending);
+  r.insert_measurements({test_row(run, "224x64x64_tn", t.k1.id(), "quarantined"),
+                         test_row(run, "224x64x64_tn", t.k2.id(), "compile_error")});
+  const auto q = registry_stats(r);
+  EXPECT_EQ(q["groups_unmeasured"], before["groups_unmeasured"].get<int>() + 1);
+  EXPECT_EQ(q["groups_missing_cublas"], before["groups_missing_cublas"]);
+  EXPECT_EQ(q["measurements"]["groups_measured"], before["measurements"]["groups_measured"]);
+  EXPECT_EQ(q["groups"]["measured_by_set_layout"], before["groups"]["measured_by_set_layout"]);
+  EXPECT_EQ(q["groups"]["train_budget"]["tn"]["groups"], 5);
+  EXPECT_EQ(q["measurements"]["by_status"]["quarantined"], 1);
+  // Once a worker attempts anything in it, it is reached, and then its missing reference counts.
+  r.insert_measurements({test_row(run, "224x64x64_tn", t.k1.id(), "cut")});
+  const auto c = registry_stats(r);
+  EXPECT_EQ(c["groups_unmeasured"], before["groups_unmeasured"]);
+  EXPECT_EQ(c["groups_missing_cublas"], before["groups_missing_cublas"].get<int>() + 1);
 }
 
 TEST(RegistryExport, RowsCarryProvenanceAndFiltersApply) {
