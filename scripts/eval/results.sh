@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Rebuilds docs/results.md: the shipped model and every baseline of `cks eval` on the evaluation
 # groups of the committed data (data/shards), per layout: the 32 exhaustive evaluation groups of
-# each of TN, NT and NN. Every other model arm, tuned, is in docs/hpo.md.
-#   scripts/eval/results.sh [OUT_DIR]      (about 8 minutes on 2 cores)
+# each of TN, NT, NN and TT. Every other model arm, tuned, is in docs/hpo.md.
+#   scripts/eval/results.sh [OUT_DIR]      (about 11 minutes on 2 cores)
+# MODEL=path evaluates another model file; NO_DOC=1 leaves docs/results.md alone.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:-build/results}
@@ -16,8 +17,10 @@ run() {  # name, cks eval arguments...
   echo "$*" > "$OUT/$name.args"
   echo $(( $(date +%s) - t0 )) > "$OUT/$name.seconds"
 }
-run default_tn --model models/default.json --layouts tn --prefilter 1024
-run default_nt --model models/default.json --layouts nt --prefilter 1024
-run default_nn --model models/default.json --layouts nn --prefilter 1024
+MODEL=${MODEL:-models/default.json}
+for layout in tn nt nn tt; do
+  run default_$layout --model "$MODEL" --layouts $layout --prefilter 1024
+done
+[ -n "${NO_DOC:-}" ] && exit 0
 python3 scripts/eval/results_md.py "$OUT" > docs/results.md
 echo "[results] wrote docs/results.md" >&2
