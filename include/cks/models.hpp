@@ -88,6 +88,8 @@ struct Dataset {
   // Indices of the evaluation groups (set 'eval') and of all the others (training).
   std::vector<size_t> eval_groups() const;
   std::vector<size_t> train_groups() const;
+  // The training groups of these layouts only (all of them when `layouts` is empty).
+  std::vector<size_t> train_groups(std::span<const Layout> layouts) const;
 };
 
 // Per group, at most `max_candidates` rows: the `keep_top` highest throughputs (ties by row) and

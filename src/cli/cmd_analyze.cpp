@@ -39,12 +39,6 @@ void add_common(CLI::App* cmd, CommonOpts& o) {
       ->delimiter(',');
 }
 
-std::vector<Layout> parse_layouts(const std::vector<std::string>& names) {
-  std::vector<Layout> out;
-  for (const auto& n : names) out.push_back(parse_layout(n));
-  return out;
-}
-
 const AnalysisProgress& stderr_progress() {
   static const AnalysisProgress p = [](std::string_view what, size_t done, size_t total) {
     progress(what, done, total ? total : done + 1);

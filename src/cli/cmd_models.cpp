@@ -155,6 +155,16 @@ ModelSpec parse_model_spec(const std::string& arg, const TrainOptions& cli) {
   return spec;
 }
 
+// --train-layouts: train (or cross-validate) on the training groups of these layouts only.
+std::shared_ptr<std::vector<std::string>> add_train_layouts(CLI::App* cmd) {
+  auto layouts = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--train-layouts", *layouts,
+                  "train only on the training groups of these layouts, comma-separated (default: every layout); "
+                  "with --groups cv the folds hold only these layouts' groups")
+      ->delimiter(',');
+  return layouts;
+}
+
 void register_train(CLI::App& app) {
   auto* cmd = app.add_subcommand("train", "train a ranker on the training groups (every set but 'eval' and 'proof') and save it");
   auto src = std::make_shared<SourceOpts>();
@@ -175,16 +185,20 @@ void register_train(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--keep-top", *keep_top, "candidates of highest throughput always kept by --max-candidates")
       ->capture_default_str();
+  auto train_layouts = add_train_layouts(cmd);
   add_format(cmd, *fmt);
   cmd->callback([=] {
     const Format f = parse_format(*fmt);
     opts->kind = parse_model_kind(*kind);
     opts->objective = resolve_objective(opts->kind, opts->objective);
+    const auto layouts = parse_layouts(*train_layouts);
     const auto t0 = Clock::now();
     std::string origin;
     const Dataset all = read_dataset(*src, origin);
-    const auto train_idx = all.train_groups();
-    if (train_idx.empty()) throw Error("no training groups in " + origin + " (every group is in the 'eval' set)");
+    const auto train_idx = all.train_groups(layouts);
+    if (train_idx.empty())
+      throw Error("no training groups in " + origin +
+                  (layouts.empty() ? " (every group is in the 'eval' set)" : " of --train-layouts"));
     Dataset train = all.subset(train_idx);
     const size_t measured = train.rows();
     if (*max_candidates) train = subsample_candidates(train, *max_candidates, *keep_top, opts->seed);
@@ -265,6 +279,7 @@ void register_eval(CLI::App& app) {
       ->delimiter(',');
   add_selector_options(cmd, *sel_opts);
   add_train_options(cmd, *opts);
+  auto train_layouts = add_train_layouts(cmd);
   add_format(cmd, *fmt);
   cmd->callback([=] {
     const Format f = parse_format(*fmt);
@@ -276,9 +291,12 @@ void register_eval(CLI::App& app) {
       if (pf == 0) throw Error("--prefilter values must be >= 1 (the exhaustive ranking is the model's own row)");
     finish_selector_options(*sel_opts, false);
     ModelSpec spec = parse_model_spec(*model_arg, *opts);
+    const std::vector<Layout> train_only = parse_layouts(*train_layouts);
     std::string origin;
     const Dataset all = read_dataset(*src, origin);
-    Dataset train = all.subset(all.train_groups());
+    Dataset train = all.subset(all.train_groups(train_only));
+    if (train.groups.empty() && !train_layouts->empty())
+      throw Error("no training groups in " + origin + " of --train-layouts");
     if (*groups == "cv" && *cv_groups > 0 && *cv_groups < train.groups.size()) {
       const auto picked = subsample_groups(train.groups, *cv_groups, spec.options.seed);
       std::cerr << "cks: cross-validation on " << picked.size() << " of " << train.groups.size()
@@ -289,8 +307,7 @@ void register_eval(CLI::App& app) {
     Dataset evaluated;  // the groups reported, in report order
     std::vector<MethodOutcomes> methods;
     if (*groups == "evaluation") {
-      std::vector<Layout> layouts;
-      for (const auto& l : *eval_layouts) layouts.push_back(parse_layout(l));
+      const std::vector<Layout> layouts = parse_layouts(*eval_layouts);
       std::vector<size_t> eval_idx;
       size_t left_out = 0;
       for (size_t g : all.eval_groups()) {

@@ -16,4 +16,10 @@ Layout validate_problem(const ProblemOpts& p) {
   return parse_layout(p.layout);
 }
 
+std::vector<Layout> parse_layouts(const std::vector<std::string>& names) {
+  std::vector<Layout> out;
+  for (const auto& n : names) out.push_back(parse_layout(n));
+  return out;
+}
+
 }  // namespace cks::cli

@@ -2,6 +2,7 @@
 #pragma once
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "cks/catalogue.hpp"
 #include "cks/common.hpp"
@@ -42,5 +43,8 @@ inline void add_source(CLI::App* cmd, SourceOpts& o) {
 // Validates M, N, K (> 0 and multiples of 8, the catalogue's alignment) and the layout.
 // Throws cks::Error with one clear line.
 Layout validate_problem(const ProblemOpts& p);
+
+// Layout names as given to a comma-delimited option (empty: no filter); one-line error on a bad name.
+std::vector<Layout> parse_layouts(const std::vector<std::string>& names);
 
 }  // namespace cks::cli

@@ -176,6 +176,15 @@ std::vector<size_t> Dataset::train_groups() const {
   return idx;
 }
 
+std::vector<size_t> Dataset::train_groups(std::span<const Layout> layouts) const {
+  std::vector<size_t> idx = train_groups();
+  if (layouts.empty()) return idx;
+  std::erase_if(idx, [&](size_t g) {
+    return std::find(layouts.begin(), layouts.end(), groups[g].problem.layout) == layouts.end();
+  });
+  return idx;
+}
+
 
 Dataset subsample_candidates(const Dataset& d, size_t max_candidates, size_t keep_top, uint64_t seed) {
   if (max_candidates == 0) throw Error("the candidate cap must be >= 1");

@@ -63,6 +63,10 @@ TEST(ModelsCli, BadInputIsOneClearErrorLine) {
   expect_error("train --registry " + registry() + " --out /tmp/x.json --objective rank:map", "unknown objective");
   expect_error("eval --registry " + registry() + " --model nothing", "neither a model file nor a model spec");
   expect_error("eval --registry " + registry() + " --model ridge --groups holdout", "unknown --groups");
+  expect_error("train --registry " + registry() + " --out /tmp/x.json --train-layouts tn,qq", "unknown layout 'qq'");
+  // The synthetic training groups are all TN.
+  expect_error("train --registry " + registry() + " --out /tmp/x.json --train-layouts nt,tt", "of --train-layouts");
+  expect_error("eval --registry " + registry() + " --model ridge --groups cv --train-layouts nt", "of --train-layouts");
   expect_error("select --m 64 --n 64 --k 64 --layout tn --fallback static --prior-mode local", "--prior-mode: 'local'");
   expect_error("select --m 64 --n 64 --k 64 --layout tn --fallback static --prior-problems 64x64", "'64x64' is not MxNxK");
   expect_error("select --m 64 --n 64 --k 64 --layout tn --fallback static --prior-problems 64x0x64", "'64x0x64' is not MxNxK");
@@ -77,6 +81,11 @@ TEST(ModelsCli, TrainEvalSelectRoundTrip) {
   EXPECT_EQ(tj[0]["groups"], 12);
   EXPECT_EQ(tj[0]["eval_groups_held_out"], 4);
   const size_t all_rows = tj[0]["rows"];
+  // --train-layouts keeps the training groups of those layouts (here: all of them).
+  const test::CliResult tl = run_cks("train --registry " + registry() + " --model ridge --train-layouts nt,tn --out " +
+                                     dir.file("models/tn.json") + " --format json");
+  ASSERT_EQ(tl.exit_code, 0) << tl.err;
+  EXPECT_EQ(nlohmann::json::parse(tl.out)[0]["groups"], 12);
 
   // --max-candidates: at most C rows per training group (the best --keep-top plus a seeded
   // random rest), recorded in the model's provenance.
