@@ -89,6 +89,10 @@ struct RemeasureOptions {
   std::string pool;             // only kernels listed in this kernel-ID file (empty: any)
   std::string set;              // only groups of this set (empty: any)
   std::vector<Layout> layouts;  // only these layouts (empty: any)
+  // Two-stage sample: first this many kernels drawn at random (seeded) from those with eligible
+  // rows, then the rows from theirs only. A lease compiles what it re-measures, and a uniform
+  // row sample touches nearly every kernel of a pool; this bounds the compile (0: no limit).
+  size_t kernels = 0;
   std::string name;
 };
 // Throws Error when nothing is eligible or the fraction is outside (0, 1].

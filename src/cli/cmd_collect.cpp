@@ -160,6 +160,10 @@ void register_plan_command(CLI::App& app) {
   rem->add_option("--min-rows", ro.min_rows, "re-measure at least this many rows")->capture_default_str();
   rem->add_option("--seed", ro.seed, "seed of the draw")->capture_default_str();
   rem->add_option("--pool", ro.pool, "only kernels listed in this kernel-ID file");
+  rem->add_option("--kernels", ro.kernels,
+                  "two-stage sample: draw this many kernels at random first, then the rows from theirs only "
+                  "(bounds what the lease compiles; 0 = any kernel)")
+      ->capture_default_str();
   rem->add_option("--set", ro.set, "only groups of this set");
   rem->add_option("--layouts", rlayouts, "only these layouts, comma-separated");
   rem->add_option("--name", ro.name, "plan name (default: the output file's stem)");

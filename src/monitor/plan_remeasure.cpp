@@ -54,6 +54,18 @@ Plan make_remeasure_plan(const Registry& reg, const RemeasureOptions& o) {
     eligible.push_back(ob);
   });
   if (eligible.empty()) throw Error("no eligible ok measurements to re-measure (check --set, --layouts and --pool)");
+  size_t kernels_drawn = 0;
+  if (o.kernels > 0) {
+    std::set<std::string> ids;
+    for (const auto& ob : eligible) ids.insert(ob.kernel_id);
+    const std::vector<std::string> all(ids.begin(), ids.end());  // sorted: the draw depends on the seed only
+    kernels_drawn = std::min(o.kernels, all.size());
+    detail::Rng krng(detail::mix64(o.seed ^ 0x6b65726e656c7321ULL));  // "kernels!"
+    std::set<std::string> keep;
+    for (uint32_t i : krng.choose(static_cast<uint32_t>(all.size()), static_cast<uint32_t>(kernels_drawn)))
+      keep.insert(all[i]);
+    std::erase_if(eligible, [&](const Observation& ob) { return !keep.count(ob.kernel_id); });
+  }
   const size_t want = std::max(o.min_rows, static_cast<size_t>(std::ceil(o.fraction * static_cast<double>(total))));
   const size_t take = std::min(want, eligible.size());
   detail::Rng rng(detail::mix64(o.seed ^ 0x72656d6561737572ULL));  // "remeasur"
@@ -69,6 +81,7 @@ Plan make_remeasure_plan(const Registry& reg, const RemeasureOptions& o) {
                                 {"fraction", o.fraction},  {"ok_rows_in_source", total}, {"eligible", eligible.size()},
                                 {"rows", take}};
   if (!o.pool.empty()) header["pool"] = o.pool;
+  if (o.kernels > 0) header["kernels"] = kernels_drawn;
   if (!o.set.empty()) header["set"] = o.set;
   plan.header_json = header.dump();
   for (uint32_t i : chosen) {
