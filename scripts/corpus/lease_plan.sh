@@ -8,6 +8,9 @@
 #   groups (`cks plan leaders --top $LEADERS_TOP`, default 8; 0 = none): all catalogue knob
 #   variants of each group's 8 fastest kernels not yet measured (issue 4's "adaptively around the
 #   leaders"; a few thousand candidates, a few hundred kernels to compile), then
+#   for each "layout:rows" of $REMEASURE_OTHER (e.g. "nn:7900 tt:7400") a two-stage re-measure
+#   sample of another layout's ok rows drawn from $REMEASURE_KERNELS (default 300) random kernels
+#   (`cks plan remeasure --kernels`: it bounds what the lease compiles for it), then
 #   the layout's evaluation groups less what data/shards already holds, then (when the layout has
 #   ok rows) a seeded 1 % re-measure sample joined into its groups (repeatability across leases),
 #   then the training groups' remainder — `cks plan remaining`, `cks plan remeasure`,
@@ -38,7 +41,14 @@ fi
 for p in eval train; do
   "$CKS" plan remaining "$TMP/${p}_${L}.jsonl" --out "$TMP/rem_${p}.jsonl" >&2
 done
-PARTS+=("$TMP/rem_eval.jsonl")  # after the leaders' variants
+for spec in ${REMEASURE_OTHER:-}; do
+  OL=${spec%%:*} ROWS=${spec#*:}
+  [ "$OL" != "$L" ] && [ "$ROWS" -gt 0 ] || { echo "lease_plan.sh: bad REMEASURE_OTHER item '$spec'" >&2; exit 2; }
+  "$CKS" plan remeasure --layouts "$OL" --kernels "${REMEASURE_KERNELS:-300}" --min-rows "$ROWS" \
+    --fraction 0.000001 --seed "$(date +%Y%m%d)" --name "remeasure_${OL}" --out "$TMP/remeasure_${OL}.jsonl" >&2
+  PARTS+=("$TMP/remeasure_${OL}.jsonl")
+done
+PARTS+=("$TMP/rem_eval.jsonl")  # after the leaders' variants and the other layouts' samples
 if "$CKS" plan remeasure --layouts "$L" --fraction 0.01 --seed "$(date +%Y%m%d)" --name "remeasure_${L}" \
      --out "$TMP/remeasure.jsonl" 2> "$TMP/remeasure.err"; then
   cat "$TMP/remeasure.err" >&2
