@@ -263,6 +263,7 @@ struct GroupOutcome {
   // max(best of the first 4 picks, T_cuBLAS) / T_cuBLAS: time four picks and cuBLAS once at
   // deployment and keep the fastest (NaN without cuBLAS, and for the random baseline).
   double top4_or_cublas = std::numeric_limits<double>::quiet_NaN();
+  int64_t pick = -1;  // row offset (within the group) of the first pick; -1: none, or an expectation
 };
 // Outcome of ranking the group's rows by `order` (row offsets within the group, best first;
 // may be shorter than the group: a method that suggests only a few candidates).
@@ -291,6 +292,11 @@ std::vector<std::string> regime_slices(const Problem& p, const HardwareDesc& hw)
 // regret_median, regret_p95, regret_max, top1_hit, rank_mean, top{1,2,4,8,16}_regret,
 // vs_cublas_geomean, top4_or_cublas_geomean, note. Slices: "all" then the regime slices present, sorted.
 Table summarize(const std::vector<MethodOutcomes>& methods, std::span<const DataGroup> groups, const HardwareDesc& hw);
+// One row per method x group (`cks eval --per-group`): method, group, set, layout, m, n, k,
+// covered, regret, top4_regret, rank, vs_cublas, the pick (kernel_id, knobs, TFLOP/s; empty for
+// an expectation such as random, or cuBLAS), the group's best measured candidate, and cuBLAS's
+// TFLOP/s. `eval` holds the groups the outcomes were computed on, in the same order.
+Table per_group_table(const std::vector<MethodOutcomes>& methods, const Dataset& eval);
 
 // ---------------------------------------------------------------- baselines
 // Static-score top-k: the measured candidates ranked by static_score().

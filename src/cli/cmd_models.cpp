@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <thread>
@@ -277,6 +278,10 @@ void register_eval(CLI::App& app) {
                   "catalogue top-1/top-8 with the exhaustive ranking; with --groups cv each fold's model is "
                   "deployed on its held-out groups")
       ->delimiter(',');
+  auto per_group = std::make_shared<std::string>();
+  cmd->add_option("--per-group", *per_group,
+                  "also write one CSV row per method and group to this file: regret, the pick, the group's best "
+                  "candidate and cuBLAS (where a method loses)");
   add_selector_options(cmd, *sel_opts);
   add_train_options(cmd, *opts);
   auto train_layouts = add_train_layouts(cmd);
@@ -292,6 +297,11 @@ void register_eval(CLI::App& app) {
     finish_selector_options(*sel_opts, false);
     ModelSpec spec = parse_model_spec(*model_arg, *opts);
     const std::vector<Layout> train_only = parse_layouts(*train_layouts);
+    std::unique_ptr<std::ofstream> per_group_out;  // opened first: a bad path fails before the work
+    if (!per_group->empty()) {
+      per_group_out = std::make_unique<std::ofstream>(*per_group);
+      if (!*per_group_out) throw Error("cannot write --per-group file " + *per_group);
+    }
     std::string origin;
     const Dataset all = read_dataset(*src, origin);
     Dataset train = all.subset(all.train_groups(train_only));
@@ -422,6 +432,10 @@ void register_eval(CLI::App& app) {
       methods.push_back(cublas_baseline(evaluated));
     }
     summarize(methods, evaluated.groups, hw_preset(evaluated.hw_preset)).write(std::cout, f);
+    if (per_group_out) {
+      per_group_table(methods, evaluated).write(*per_group_out, Format::csv);
+      if (!per_group_out->flush()) throw Error("cannot write --per-group file " + *per_group);
+    }
   });
 }
 

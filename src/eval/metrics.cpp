@@ -28,6 +28,7 @@ GroupOutcome outcome_of_order(std::span<const double> tflops, std::span<const ui
   const double best = group_best(tflops);
   const double pick = tflops[order[0]];
   o.covered = true;
+  o.pick = order[0];
   o.regret = 1.0 - pick / best;
   o.rank = rank_of(tflops, pick);
   o.hit = pick >= best ? 1.0 : 0.0;
@@ -172,6 +173,39 @@ Table summarize(const std::vector<MethodOutcomes>& methods, std::span<const Data
       row.push_back(num(n_top4 ? std::exp(log_top4 / static_cast<double>(n_top4)) : nan));
       row.push_back(m.note);
       table.add_row(std::move(row));
+    }
+  }
+  return table;
+}
+
+Table per_group_table(const std::vector<MethodOutcomes>& methods, const Dataset& eval) {
+  Table table({"method", "group", "set", "layout", "m", "n", "k", "covered", "regret", "top4_regret", "rank",
+               "vs_cublas", "pick_kernel", "pick_knobs", "pick_tflops", "best_kernel", "best_knobs", "best_tflops",
+               "cublas_tflops"});
+  // kernel_id and canonical knobs of a row; empty cells for none.
+  auto describe = [&](const DataGroup& g, int64_t offset) -> std::pair<Cell, Cell> {
+    if (offset < 0) return {Cell{}, Cell{}};
+    const Candidate& c = eval.candidates[g.begin + static_cast<size_t>(offset)];
+    return {Catalogue::get(g.problem.layout).kernels()[c.kernel].id(), c.knobs.canonical()};
+  };
+  auto num = [](double v) { return std::isfinite(v) ? Cell(v) : Cell{}; };
+  for (const auto& m : methods) {
+    if (m.groups.size() != eval.groups.size()) throw Error("per-group table: outcomes of " + m.method + " do not match the groups");
+    for (size_t gi = 0; gi < eval.groups.size(); ++gi) {
+      const DataGroup& g = eval.groups[gi];
+      const GroupOutcome& o = m.groups[gi];
+      int64_t best = -1;
+      for (size_t r = g.begin; r < g.end; ++r)
+        if (best < 0 || eval.tflops[r] > eval.tflops[g.begin + static_cast<size_t>(best)]) best = static_cast<int64_t>(r - g.begin);
+      const auto [pk, pn] = describe(g, o.pick);
+      const auto [bk, bn] = describe(g, best);
+      table.add_row({m.method, g.key, g.set, std::string(to_string(g.problem.layout)), g.problem.m, g.problem.n,
+                     g.problem.k, static_cast<int64_t>(o.covered), o.covered ? num(o.regret) : Cell{},
+                     o.covered ? num(o.topk_regret[2]) : Cell{}, o.covered ? num(o.rank) : Cell{},
+                     num(o.vs_cublas), pk, pn,
+                     o.pick >= 0 ? num(eval.tflops[g.begin + static_cast<size_t>(o.pick)]) : Cell{}, bk, bn,
+                     best >= 0 ? num(eval.tflops[g.begin + static_cast<size_t>(best)]) : Cell{},
+                     num(g.cublas_tflops)});
     }
   }
   return table;

@@ -128,6 +128,47 @@ TEST(EvalMetrics, SummaryTableAggregatesPerSlice) {
   EXPECT_DOUBLE_EQ(by_layout["layout=nt"], 0.0);
 }
 
+TEST(EvalMetrics, PerGroupTableNamesThePickAndTheBest) {
+  // One TN group of three catalogue candidates at 10, 30, 20 TFLOP/s; cuBLAS 25.
+  const Catalogue& cat = Catalogue::get(Layout::tn);
+  Dataset d;
+  d.groups.resize(1);
+  d.groups[0].key = "512x512x512_tn";
+  d.groups[0].set = "eval";
+  d.groups[0].problem = Problem{512, 512, 512, Layout::tn};
+  d.groups[0].begin = 0;
+  d.groups[0].end = 3;
+  d.groups[0].cublas_tflops = 25;
+  d.candidates = {cat.candidates()[0], cat.candidates()[1], cat.candidates()[2]};
+  d.tflops = {10, 30, 20};
+  MethodOutcomes model{"model", "", {outcome_of_scores(d.tflops, std::vector<float>{0, 1, 2}, 25)}};  // picks row 2
+  MethodOutcomes random{"random", "", {outcome_of_random(d.tflops, 25)}};
+  EXPECT_EQ(model.groups[0].pick, 2);
+  EXPECT_EQ(random.groups[0].pick, -1) << "an expectation has no pick";
+  const Table t = per_group_table({model, random}, d);
+  ASSERT_EQ(t.size(), 2u);
+  const auto& cols = t.columns();
+  auto at = [&](size_t row, const std::string& name) {
+    return t.rows()[row][static_cast<size_t>(std::find(cols.begin(), cols.end(), name) - cols.begin())];
+  };
+  auto id = [&](size_t row) { return cat.kernels()[d.candidates[row].kernel].id(); };
+  EXPECT_EQ(std::get<std::string>(at(0, "method")), "model");
+  EXPECT_EQ(std::get<std::string>(at(0, "group")), "512x512x512_tn");
+  EXPECT_EQ(std::get<std::string>(at(0, "layout")), "tn");
+  EXPECT_NEAR(std::get<double>(at(0, "regret")), 1.0 / 3.0, 1e-12);
+  EXPECT_EQ(std::get<std::string>(at(0, "pick_kernel")), id(2));
+  EXPECT_EQ(std::get<std::string>(at(0, "pick_knobs")), d.candidates[2].knobs.canonical());
+  EXPECT_DOUBLE_EQ(std::get<double>(at(0, "pick_tflops")), 20);
+  EXPECT_EQ(std::get<std::string>(at(0, "best_kernel")), id(1));
+  EXPECT_DOUBLE_EQ(std::get<double>(at(0, "best_tflops")), 30);
+  EXPECT_DOUBLE_EQ(std::get<double>(at(0, "cublas_tflops")), 25);
+  EXPECT_TRUE(std::holds_alternative<std::monostate>(at(1, "pick_kernel"))) << "random has no pick";
+  EXPECT_EQ(std::get<std::string>(at(1, "best_kernel")), id(1));
+  // Outcomes of another group count: refused.
+  model.groups.push_back(model.groups[0]);
+  EXPECT_THROW(per_group_table({model}, d), Error);
+}
+
 TEST(EvalMetrics, FoldsKeepEveryLayoutOfAShapeTogether) {
   std::vector<DataGroup> groups;
   for (long s = 1; s <= 10; ++s)

@@ -63,6 +63,8 @@ TEST(ModelsCli, BadInputIsOneClearErrorLine) {
   expect_error("train --registry " + registry() + " --out /tmp/x.json --objective rank:map", "unknown objective");
   expect_error("eval --registry " + registry() + " --model nothing", "neither a model file nor a model spec");
   expect_error("eval --registry " + registry() + " --model ridge --groups holdout", "unknown --groups");
+  expect_error("eval --registry " + registry() + " --model ridge --per-group /nonexistent/dir/x.csv",
+               "cannot write --per-group file");
   expect_error("train --registry " + registry() + " --out /tmp/x.json --train-layouts tn,qq", "unknown layout 'qq'");
   // The synthetic training groups are all TN.
   expect_error("train --registry " + registry() + " --out /tmp/x.json --train-layouts nt,tt", "of --train-layouts");
@@ -105,9 +107,30 @@ TEST(ModelsCli, TrainEvalSelectRoundTrip) {
   EXPECT_EQ(cap["keep_top"], 4);
   EXPECT_EQ(cap["rows_measured"], all_rows);
 
-  const test::CliResult e = run_cks("eval --registry " + registry() + " --model " + model + " --format json");
+  const std::string per_group = dir.file("per_group.csv");
+  const test::CliResult e =
+      run_cks("eval --registry " + registry() + " --model " + model + " --format json --per-group " + per_group);
   ASSERT_EQ(e.exit_code, 0) << e.err;
   const auto ej = nlohmann::json::parse(e.out);
+  {
+    // --per-group: a header, then one row per method and evaluation group (4).
+    std::ifstream pg(per_group);
+    std::string header, line;
+    std::getline(pg, header);
+    EXPECT_EQ(header.rfind("method,group,set,layout,m,n,k,covered,regret,", 0), 0u) << header;
+    size_t rows = 0, model_rows = 0;
+    while (std::getline(pg, line)) {
+      ++rows;
+      if (line.rfind("ridge squared,", 0) == 0) {
+        ++model_rows;
+        EXPECT_NE(line.find(",eval,tn,"), std::string::npos) << line;
+      }
+    }
+    size_t methods_all = 0;
+    for (const auto& row : ej) methods_all += row["slice"] == "all";
+    EXPECT_EQ(rows, 4 * methods_all);
+    EXPECT_EQ(model_rows, 4u);
+  }
   std::vector<std::string> methods;
   for (const auto& row : ej)
     if (row["slice"] == "all") methods.push_back(row["method"]);
