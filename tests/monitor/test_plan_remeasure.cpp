@@ -53,15 +53,25 @@ size_t rows_of(const Plan& p) {
   return n;
 }
 
+// The registry above, written once per test and opened read-only.
+class PlanRemeasure : public ::testing::Test {
+ protected:
+  static RegistryOptions existing() {
+    RegistryOptions o;
+    o.create = false;
+    return o;
+  }
+  ScratchDir dir;
+  const std::string path = [this] {
+    write_registry(dir.file("r.db"));
+    return dir.file("r.db");
+  }();
+  const Registry reg{path, existing()};
+};
+
 }  // namespace
 
-TEST(PlanRemeasure, SeededSampleOfOkKernelRows) {
-  ScratchDir dir;
-  write_registry(dir.file("r.db"));
-  RegistryOptions ropt;
-  ropt.create = false;
-  const Registry reg(dir.file("r.db"), ropt);
-
+TEST_F(PlanRemeasure, SeededSampleOfOkKernelRows) {
   RemeasureOptions o;
   o.fraction = 0.1;  // of the 55 ok kernel rows: ceil(5.5) = 6
   o.seed = 3;
@@ -107,13 +117,7 @@ TEST(PlanRemeasure, SeededSampleOfOkKernelRows) {
   EXPECT_THROW(make_remeasure_plan(reg, o), Error);
 }
 
-TEST(PlanRemeasure, TwoStageSampleDrawsKernelsFirst) {
-  ScratchDir dir;
-  write_registry(dir.file("r.db"));
-  RegistryOptions ropt;
-  ropt.create = false;
-  const Registry reg(dir.file("r.db"), ropt);
-
+TEST_F(PlanRemeasure, TwoStageSampleDrawsKernelsFirst) {
   RemeasureOptions o;
   o.layouts = {Layout::tn};
   o.min_rows = 12;
@@ -134,16 +138,14 @@ TEST(PlanRemeasure, TwoStageSampleDrawsKernelsFirst) {
   EXPECT_EQ(kernels_of(make_remeasure_plan(reg, o)).size(), kKernels);
 }
 
-TEST(PlanRemeasure, CliWritesThePlanOrOneErrorLine) {
-  ScratchDir dir;
-  write_registry(dir.file("r.db"));
-  const CliResult r = run_cks("plan remeasure --registry " + dir.file("r.db") +
+TEST_F(PlanRemeasure, CliWritesThePlanOrOneErrorLine) {
+  const CliResult r = run_cks("plan remeasure --registry " + path +
                               " --layouts tn --kernels 2 --min-rows 4 --seed 1 --out " + dir.file("rep.jsonl"));
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const Plan p = read_plan(dir.file("rep.jsonl"));
   EXPECT_EQ(rows_of(p), 4u);
   EXPECT_LE(kernels_of(p).size(), 2u);
-  const CliResult bad = run_cks("plan remeasure --registry " + dir.file("r.db") + " --fraction 2 --out " +
+  const CliResult bad = run_cks("plan remeasure --registry " + path + " --fraction 2 --out " +
                                 dir.file("x.jsonl"));
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_EQ(bad.err.rfind("cks: error: ", 0), 0u) << bad.err;
