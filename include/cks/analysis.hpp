@@ -296,6 +296,42 @@ std::vector<RepeatabilityRow> repeatability_study(const Registry& reg, const Rep
 // rho_groups, rho_median, clock_differs_all, clock_differs_top.
 Table repeatability_table(std::span<const RepeatabilityRow> rows);
 
+// ---------------------------------------------------------------- noise
+// Noise within one measurement (issue 4): each status-ok row times kRounds rounds of launches
+// (docs/harness-gpu.md); its std_us is the sample standard deviation of the round means, so
+//   cv = std_us / mean_us   (reported in %)
+// is the coefficient of variation of that row. Rows with fewer than two rounds (n < 2) or a
+// non-positive mean have no cv and are counted as skipped.
+struct NoiseOptions {
+  std::vector<Layout> layouts;       // only groups of these layouts (empty: every layout)
+  std::string set;                   // only groups of this set (empty: every set)
+  double small_us = 20;              // "small problems": mean below this many microseconds
+  double high_pct = 5;               // a row is "noisy" when its cv exceeds this (%)
+};
+// Throws Error on a non-positive small_us or high_pct.
+void validate(const NoiseOptions& o);
+
+struct NoiseRow {
+  std::string layout, set;           // "all" pools layouts / sets
+  std::string kind;                  // "kernel" (CUTLASS candidates) or "cublas"
+  size_t rows = 0;
+  double median_pct = 0, p90_pct = 0, p99_pct = 0, max_pct = 0;
+  size_t small_rows = 0;
+  double median_small_pct = 0, median_large_pct = 0;  // mean below / at or above small_us
+  double noisy_share = 0;            // share (0..1) of rows with cv > high_pct
+};
+struct NoiseStudy {
+  std::vector<NoiseRow> rows;        // per (layout, set, kind), layouts in catalogue order and sets
+                                     // by name; then per layout with several sets (layout, "all",
+                                     // kind); then, with several layouts, ("all", "all", kind)
+  size_t skipped = 0;                // ok rows without a cv
+};
+// Throws Error when no status-ok row of the selected layouts and set has a cv.
+NoiseStudy noise_study(const Registry& reg, const NoiseOptions& o, const AnalysisProgress& progress = {});
+// Columns: layout, set, kind, rows, median_pct, p90_pct, p99_pct, max_pct, small_rows,
+// median_small_pct, median_large_pct, noisy_share.
+Table noise_table(std::span<const NoiseRow> rows);
+
 // ---------------------------------------------------------------- failures
 // Attempts of the CUTLASS candidates (cuBLAS rows left out) by status and catalogue axis: which
 // configurations fail to compile, fault, hang, compute wrong results or are cut (issue 4). Per

@@ -1,4 +1,4 @@
-// `cks analyze features|sampling|counters|repeatability|failures`: retrospective studies of the
+// `cks analyze features|sampling|counters|repeatability|noise|failures`: retrospective studies of the
 // measured corpus (docs/analysis.md).
 #include <algorithm>
 #include <cmath>
@@ -314,6 +314,32 @@ void register_repeatability_study(CLI::App* analyze) {
   });
 }
 
+void register_noise_study(CLI::App* analyze) {
+  auto* cmd = analyze->add_subcommand(
+      "noise", "noise within one measurement: std/mean of each ok row's timed rounds, by layout, set and kind");
+  auto o = std::make_shared<CommonOpts>();
+  auto no = std::make_shared<NoiseOptions>();
+  add_common(cmd, *o);
+  cmd->add_option("--set", no->set, "only groups of this set: train, eval, ... (default: every set)");
+  cmd->add_option("--small-us", no->small_us, "rows whose mean is below this are 'small' (microseconds)")
+      ->capture_default_str();
+  cmd->add_option("--high-pct", no->high_pct, "a row is noisy when std/mean exceeds this (%)")->capture_default_str();
+  cmd->callback([o, no] {
+    const Format f = parse_format(o->format);
+    no->layouts = parse_layouts(o->layouts);
+    validate(*no);
+    prepare_out_dir(o->out_dir);
+    ReadOnlyData source(o->source);
+    const NoiseStudy s = noise_study(source.reg, *no, stderr_progress());
+    size_t rows = 0;
+    for (const auto& r : s.rows)
+      if (r.layout != "all" && r.set != "all") rows += r.rows;
+    std::cerr << "cks analyze noise: " << rows << " ok rows with a std/mean; " << s.skipped
+              << " ok rows without (fewer than two timed rounds)\n";
+    emit(noise_table(s.rows), "noise", f, o->out_dir);
+  });
+}
+
 void register_failure_study(CLI::App* analyze) {
   auto* cmd = analyze->add_subcommand(
       "failures", "CUTLASS attempts by status and catalogue axis: cut, launch errors, quarantines, never-ok kernels");
@@ -361,12 +387,13 @@ void register_failure_study(CLI::App* analyze) {
 void register_analyze(CLI::App& app) {
   auto* analyze = app.add_subcommand(
       "analyze",
-      "studies of the measured corpus: feature correlations, sampling policies, counters, repeatability, failures");
+      "studies of the measured corpus: feature correlations, sampling policies, counters, repeatability, noise, failures");
   analyze->require_subcommand(1);
   register_features_study(analyze);
   register_sampling_study(analyze);
   register_counter_study(analyze);
   register_repeatability_study(analyze);
+  register_noise_study(analyze);
   register_failure_study(analyze);
   register_profile(app);
 }
