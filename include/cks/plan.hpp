@@ -11,7 +11,9 @@
 // static rank first); key, set, tags, policy, budget and seed are optional.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -22,6 +24,7 @@
 
 namespace cks {
 
+class Selector;
 
 inline constexpr int kPlanVersion = 1;
 
@@ -32,6 +35,14 @@ struct PlanGroup {
   std::vector<CandidateRef> candidates;  // explicit, or the expansion of an exhaustive group
   std::string pool;                      // exhaustive groups: the pool file as the plan names it
   bool default_knobs = false;            // exhaustive groups: one knob setting per kernel (its first)
+  // Measured in one stretch: the monitor sets the group up only once every candidate left in it
+  // is compiled (or final), so its rows are not spread over the lease ("whole": true in the
+  // file; side-by-side repetitions, cks plan sidebyside).
+  bool whole = false;
+  // Compile priority tier ("priority": N in the file, default 0): the kernels of tier-0 groups are
+  // compiled before any kernel only tier-1 groups need, and so on (within a tier, by the best
+  // position in any group's list). A lease's evaluation picks go before its active-learning picks.
+  int priority = 0;
 };
 
 struct Plan {
@@ -124,9 +135,90 @@ Plan remaining_plan(const Plan& plan, const Registry& reg, int max_attempts, con
 // two plans hold the same group key, unless `union_groups`: then a group met again keeps its
 // first place and gains the candidates it did not list yet (a re-measure sample joined with the
 // remainder of the same groups). Union needs explicit candidate lists and the same shape, layout,
-// set, policy, budget and seed in both; anything else is an Error.
+// set and operand seed in both (policy and budget may differ: the first plan's are kept, e.g. a
+// training group's sampling budget joined with a picks plan's); anything else is an Error.
 Plan merge_plans(const std::vector<std::string>& paths, const std::string& out_dir, const std::string& name,
                  bool union_groups = false);
+
+// `cks plan picks` (issue 16): what the selection methods really return for a set of groups,
+// planned where the registry has no final row yet, so that one lease closes the evaluation's
+// coverage gap. Per group, in this order (duplicates kept at their first place):
+//   1. the first `knob_top` picks of the first method (the deployed `cks select`),
+//   2. every catalogue knob variant of those picks' kernels,
+//   3. every other method's first `knob_top` picks, interleaved by rank,
+//   4. every method's remaining picks up to its `top`, interleaved by rank.
+struct PickMethod {
+  std::string name;            // "deployed", "exhaustive", "static", ...
+  const Selector* selector = nullptr;
+  size_t top = 16;
+};
+struct PicksOptions {
+  size_t knob_top = 4;          // picks whose kernels get every knob variant (and that go first)
+  int max_attempts = 2;         // crash/timeout attempts that make a candidate final (as cks collect)
+  bool include_measured = false;  // plan candidates that already have a final row too
+  int priority = 0;             // the groups' compile priority tier (PlanGroup::priority)
+  std::string name;
+};
+// `groups`: the groups to plan (registry identity kept, or new groups); `reg` (may be null): the
+// registry whose final rows are left out. Throws Error when `methods` is empty.
+Plan make_picks_plan(const std::vector<GroupInfo>& groups, const Registry* reg, const std::vector<PickMethod>& methods,
+                     const PicksOptions& o);
+
+// `cks plan active` (issue 16, active learning): per group (training groups, or new shapes), the
+// methods' first `top` picks (the deployed selector and the model over the whole catalogue: what
+// the model would choose, right or wrong) and `explore` exploration picks: among the exhaustive
+// ranking's first `explore_depth` candidates, those whose kernel has the least evidence (fewest
+// ok measurements in the registry over every group of the layout, unmeasured kernels first):
+// where the model extrapolates furthest from what it was trained on. Candidates with a final row
+// in the group are left out. A lease compiles every kernel it measures, so at most
+// `max_kernels` kernels are planned (0: no limit): those wanted by the most groups first (ties by
+// kernel id); candidates of the other kernels are dropped.
+struct ActiveOptions {
+  size_t top = 2;
+  size_t explore = 1;
+  size_t explore_depth = 64;
+  size_t max_kernels = 0;
+  int max_attempts = 2;
+  int priority = 0;
+  std::string name;
+};
+// `methods`: whose first `top` picks are planned; `explorer` (the model over the whole catalogue):
+// its first `top` picks are planned too, and its ranking
+// whose depth-`explore_depth` list is searched for exploration picks (the exhaustive one).
+Plan make_active_plan(const std::vector<GroupInfo>& groups, const Registry& reg, const std::vector<PickMethod>& methods,
+                      const Selector& explorer, const ActiveOptions& o);
+
+// `cks plan fill` (issue 20, keep the GPU busy): the kernels some plans already compile (`kernels`,
+// per layout), measured at their default knobs in every group of `groups` of their layout that has
+// no final row for them: GPU work that needs no further compile, for a lease's idle GPU (its own
+// priority tier, after the plans it draws on). Groups in the order of fnv1a64("<seed>:<key>"), so
+// a partial fill covers shapes of every kind.
+struct FillOptions {
+  uint64_t seed = 0;
+  int max_attempts = 2;
+  int priority = 2;
+  std::string name;
+};
+Plan make_fill_plan(const std::vector<GroupInfo>& groups, const Registry& reg,
+                    const std::map<Layout, std::set<std::string>>& kernels, const FillOptions& o);
+
+// `cks plan sidebyside` (issue 16, "measure like with like"): per group, the candidates to
+// compare (every method's first picks and the group's fastest measured candidates) measured
+// `reps` times in one stretch: `reps` groups "<key>~r<i>" (set "sbs", the base group's operand
+// seed; tags base_key, base_set, rep, reps), each "whole", each listing the candidates rotated
+// by i * n / reps so no candidate always runs first. cuBLAS is timed at every repetition's set-up.
+struct SideBySidePlanOptions {
+  size_t reps = 3;
+  size_t measured_top = 6;      // the group's fastest measured kernels (best knobs each)
+  size_t pick_top = 4;          // the first method's picks (the deployed selector)
+  size_t other_top = 1;         // every other method's picks
+  int priority = 0;             // the groups' compile priority tier (PlanGroup::priority)
+  std::string name;
+};
+// The base group key of a side-by-side repetition ("<key>~r<i>" -> "<key>"), else the key.
+std::string sidebyside_base_key(const std::string& key);
+Plan make_sidebyside_plan(const std::vector<GroupInfo>& groups, const Registry* reg,
+                          const std::vector<PickMethod>& methods, const SideBySidePlanOptions& o);
 
 // True for by 16 lowercase hex digits (KernelDesc::id()).
 bool is_kernel_id(std::string_view s);

@@ -39,6 +39,9 @@ std::string new_uuid();
 std::string utc_now();
 // The group key "<m>x<n>x<k>_<layout>", e.g. "4096x4096x4096_tn".
 std::string group_key(long m, long n, long k, Layout layout);
+// Whether `key` names a group of this shape: its group_key(), or that followed by a variant
+// suffix "~" + 1..16 lowercase letters or digits (the repetitions of cks plan sidebyside).
+bool is_group_key_of(const std::string& key, long m, long n, long k, Layout layout);
 
 // Durability of a committed transaction. WAL + synchronous=NORMAL: a transaction committed
 // before the process is killed (kill -9, crash) is never lost, but an OS crash or power loss
@@ -230,6 +233,8 @@ struct Observation {
   double mean_us = 0, std_us = 0;
   int samples = 0;               // timed iterations behind mean/std (the row's `n`)
   double tflops = 0;
+  double sm_clock_mhz = 0, power_w = 0;  // NVML at the end of the measurement (0: absent)
+  std::string started_at;        // the row's start (ISO-8601 UTC)
 };
 // Visits the status-ok measurements selected by `filter` (its status is ignored), ordered by
 // group key then kernel id then knobs, without holding them all in memory.

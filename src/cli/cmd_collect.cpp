@@ -6,9 +6,12 @@
 #include <iostream>
 #include <set>
 
+#include "cks/models.hpp"
 #include "cks/monitor.hpp"
 #include "cks/plan.hpp"
+#include "cks/selector.hpp"
 #include "cli/commands.hpp"
+#include "cli/selector_opts.hpp"
 #include "cli/util.hpp"
 
 namespace cks::cli {
@@ -65,6 +68,186 @@ std::optional<int> parse_budget(const std::string& s) {
   if (used == 0 || used != s.size() || v < 1 || v > (1L << 30))
     throw Error("--budget must be 'auto' or a positive integer (got '" + s + "')");
   return static_cast<int>(v);
+}
+
+// `cks plan picks|sidebyside`: the groups of a registry set (or of every set) and the selection
+// methods whose picks are planned: the deployed selector (`cks select`'s defaults with --model),
+// the same model ranking the whole catalogue, and the static score.
+struct PicksCli {
+  SourceOpts src;
+  std::string set = "eval", layouts, model, methods = "deployed,exhaustive,static", out, name;
+  size_t top = 16, exhaustive_top = 16, static_top = 8;
+  size_t limit_groups = 0, pick = 0;
+  uint64_t seed = 0;
+};
+
+void add_picks_options(CLI::App* cmd, PicksCli& c) {
+  add_source(cmd, c.src);
+  cmd->add_option("--set", c.set, "groups of this set (empty: every set but sbs)")->capture_default_str();
+  cmd->add_option("--layouts", c.layouts, "only these layouts, comma-separated");
+  cmd->add_option("--limit-groups", c.limit_groups, "the first N groups in key order (0: all)")->capture_default_str();
+  cmd->add_option("--pick", c.pick, "a seeded random N of the groups, kept in key order (0: all)")->capture_default_str();
+  cmd->add_option("--seed", c.seed, "seed of --pick")->capture_default_str();
+  cmd->add_option("--model", c.model, "model file (default: the shipped models/default.json, or $CKS_MODEL)");
+  cmd->add_option("--methods", c.methods,
+                  "selection methods, comma-separated, the deployed one first: deployed (cks select), exhaustive "
+                  "(the model over the whole catalogue), static (the static score)")
+      ->capture_default_str();
+  cmd->add_option("--top", c.top, "deployed: picks per group")->capture_default_str();
+  cmd->add_option("--exhaustive-top", c.exhaustive_top, "exhaustive: picks per group")->capture_default_str();
+  cmd->add_option("--static-top", c.static_top, "static: picks per group")->capture_default_str();
+  cmd->add_option("--name", c.name, "plan name (default: the output file's stem)");
+  cmd->add_option("--out", c.out, "plan file to write")->required();
+}
+
+// Runs `make` with the registry's groups and the methods' selectors.
+using MakePicks = std::function<Plan(const std::vector<GroupInfo>&, const Registry&, const SelectionMethods&)>;
+void run_picks(const char* command, const PicksCli& c, const MakePicks& make) {
+  const std::vector<Layout> layouts = c.layouts.empty() ? std::vector<Layout>{} : parse_layouts(c.layouts);
+  const SelectionMethods sel(c.model, c.methods, {c.top, c.exhaustive_top, c.static_top});
+  auto source = open_data(c.src.registry, c.src.data);
+  RegistryOptions ropt;
+  ropt.create = false;
+  const Registry reg(source->path(), ropt);
+  std::vector<GroupInfo> groups;
+  for (auto& g : reg.groups()) {
+    if (c.set.empty() ? g.set == "sbs" : g.set != c.set) continue;
+    if (!layouts.empty() && std::find(layouts.begin(), layouts.end(), g.layout) == layouts.end()) continue;
+    groups.push_back(std::move(g));
+    if (c.limit_groups && groups.size() == c.limit_groups) break;
+  }
+  if (groups.empty()) throw Error("no group of set '" + c.set + "'" + (layouts.empty() ? "" : " in --layouts") + " in the source");
+  if (c.pick > 0 && c.pick < groups.size()) {
+    // The N groups with the smallest fnv1a64("<seed>:<key>"): a seeded draw that a group keeps
+    // whatever the other groups are.
+    std::vector<std::pair<uint64_t, size_t>> order;
+    for (size_t i = 0; i < groups.size(); ++i)
+      order.push_back({fnv1a64(std::to_string(c.seed) + ":" + groups[i].key), i});
+    std::sort(order.begin(), order.end());
+    std::vector<size_t> keep;
+    for (size_t i = 0; i < c.pick; ++i) keep.push_back(order[i].second);
+    std::sort(keep.begin(), keep.end());
+    std::vector<GroupInfo> picked;
+    for (size_t i : keep) picked.push_back(std::move(groups[i]));
+    groups = std::move(picked);
+  }
+  std::fprintf(stderr, "cks plan %s: ranking %zu groups with %zu methods\n", command, groups.size(), sel.methods.size());
+  const Plan p = make(groups, reg, sel);
+  write_plan(p, c.out);
+  std::set<std::string> kernels;
+  for (const auto& g : p.groups)
+    for (const auto& cand : g.candidates) kernels.insert(cand.first);
+  std::fprintf(stderr, "cks plan %s: %s: %zu groups, %zu candidates, %zu kernels\n", command, c.out.c_str(),
+               p.groups.size(), p.candidates(), kernels.size());
+}
+
+void register_picks_commands(CLI::App* plan) {
+  auto* picks = plan->add_subcommand(
+      "picks", "what each selection method really returns for a set's groups (top-K, knob variants of the first "
+               "picks), less what the registry already measured: closes the evaluation's coverage gap");
+  static PicksCli pc;
+  static PicksOptions po;
+  add_picks_options(picks, pc);
+  picks->add_option("--knob-top", po.knob_top, "the deployed picks whose kernels get every knob variant, planned first")
+      ->capture_default_str();
+  picks->add_option("--max-attempts", po.max_attempts, "crash/timeout attempts that make a candidate final (as cks collect)")
+      ->capture_default_str();
+  picks->add_flag("--include-measured", po.include_measured, "plan picks that already have a final row too");
+  picks->add_option("--priority", po.priority,
+                    "compile priority tier of the groups (0 first; a later tier's kernels wait for every earlier "
+                    "tier's)")
+      ->capture_default_str();
+  picks->callback([] {
+    po.name = pc.name.empty() ? fs::path(pc.out).stem().string() : pc.name;
+    run_picks("picks", pc, [](const std::vector<GroupInfo>& g, const Registry& reg, const SelectionMethods& m) {
+      return make_picks_plan(g, &reg, m.methods, po);
+    });
+  });
+
+  auto* sbs = plan->add_subcommand(
+      "sidebyside", "the picks and each group's fastest measured candidates, measured REPS times in one stretch "
+                    "(groups <key>~r<i> of set sbs): regret like with like (cks analyze sidebyside)");
+  static PicksCli sc;
+  static SideBySidePlanOptions so;
+  add_picks_options(sbs, sc);
+  sbs->add_option("--reps", so.reps, "repetitions (2-16)")->capture_default_str();
+  sbs->add_option("--measured-top", so.measured_top, "the group's fastest measured kernels compared (best knobs each)")
+      ->capture_default_str();
+  sbs->add_option("--pick-top", so.pick_top, "the deployed method's picks compared")->capture_default_str();
+  sbs->add_option("--other-top", so.other_top, "every other method's picks compared")->capture_default_str();
+  sbs->add_option("--priority", so.priority, "compile priority tier of the groups (0 first)")->capture_default_str();
+  sbs->callback([] {
+    so.name = sc.name.empty() ? fs::path(sc.out).stem().string() : sc.name;
+    run_picks("sidebyside", sc, [](const std::vector<GroupInfo>& g, const Registry& reg, const SelectionMethods& m) {
+      return make_sidebyside_plan(g, &reg, m.methods, so);
+    });
+  });
+
+  auto* fill = plan->add_subcommand(
+      "fill", "the kernels other plans compile, at default knobs, in every group of a set that lacks them: GPU "
+              "work for a lease's idle GPU that needs no further compile");
+  static SourceOpts fsrc;
+  static std::vector<std::string> from;
+  static std::string fset = "train", flayouts, fout, fname;
+  static FillOptions fo;
+  add_source(fill, fsrc);
+  fill->add_option("--from", from, "plans whose kernels are measured (comma-separated)")->required()->delimiter(',');
+  fill->add_option("--set", fset, "groups of this set")->capture_default_str();
+  fill->add_option("--layouts", flayouts, "only these layouts, comma-separated");
+  fill->add_option("--seed", fo.seed, "seed of the group order")->capture_default_str();
+  fill->add_option("--priority", fo.priority, "compile priority tier of the groups")->capture_default_str();
+  fill->add_option("--name", fname, "plan name (default: the output file's stem)");
+  fill->add_option("--out", fout, "plan file to write")->required();
+  fill->callback([] {
+    fo.name = fname.empty() ? fs::path(fout).stem().string() : fname;
+    const std::vector<Layout> layouts = flayouts.empty() ? std::vector<Layout>{} : parse_layouts(flayouts);
+    std::map<Layout, std::set<std::string>> kernels;
+    for (const auto& path : from)
+      for (const auto& g : read_plan(path).groups)
+        for (const auto& c : g.candidates) kernels[g.group.layout].insert(c.first);
+    auto source = open_data(fsrc.registry, fsrc.data);
+    RegistryOptions ropt;
+    ropt.create = false;
+    const Registry reg(source->path(), ropt);
+    std::vector<GroupInfo> groups;
+    for (auto& g : reg.groups())
+      if (g.set == fset && (layouts.empty() || std::find(layouts.begin(), layouts.end(), g.layout) != layouts.end()))
+        groups.push_back(std::move(g));
+    if (groups.empty()) throw Error("no group of set '" + fset + "' in the source");
+    const Plan p = make_fill_plan(groups, reg, kernels, fo);
+    write_plan(p, fout);
+    std::fprintf(stderr, "cks plan fill: %s: %zu groups, %zu candidates\n", fout.c_str(), p.groups.size(), p.candidates());
+  });
+
+  auto* active = plan->add_subcommand(
+      "active", "active learning: the model's own unmeasured first picks per group (--methods, and the model over "
+                "the whole catalogue) and exploration picks where its evidence is thinnest, under a kernel budget");
+  static PicksCli ac;
+  static ActiveOptions ao;
+  ac.set = "train";
+  ac.methods = "deployed";
+  add_picks_options(active, ac);
+  active->add_option("--picks", ao.top, "each method's first picks planned per group")->capture_default_str();
+  active->add_option("--explore", ao.explore,
+                     "exploration picks per group: of the exhaustive ranking's first --explore-depth, the candidates "
+                     "whose kernel has the fewest ok measurements anywhere")
+      ->capture_default_str();
+  active->add_option("--explore-depth", ao.explore_depth, "depth of the exhaustive ranking searched for exploration")
+      ->capture_default_str();
+  active->add_option("--max-kernels", ao.max_kernels,
+                     "plan at most this many kernels (those most groups want first; 0: no limit): a lease compiles "
+                     "every kernel it measures")
+      ->capture_default_str();
+  active->add_option("--priority", ao.priority, "compile priority tier of the groups (0 first)")->capture_default_str();
+  active->callback([] {
+    ao.name = ac.name.empty() ? fs::path(ac.out).stem().string() : ac.name;
+    run_picks("active", ac, [](const std::vector<GroupInfo>& g, const Registry& reg, const SelectionMethods& m) {
+      SelectorOptions ex;
+      ex.prefilter = 0;
+      const Selector explorer(m.model, ex);
+      return make_active_plan(g, reg, m.methods, explorer, ao);
+    });
+  });
 }
 
 void register_collect_command(CLI::App& app) {
@@ -192,6 +375,8 @@ void register_plan_command(CLI::App& app) {
     if (lo.name.empty()) lo.name = fs::path(lout).stem().string();
     write_registry_plan("leaders", lsrc, lout, [](const Registry& reg) { return make_leaders_plan(reg, lo); });
   });
+
+  register_picks_commands(plan);
 
   auto* remaining = plan->add_subcommand("remaining", "a plan less what a registry already measured (resume elsewhere)");
   static SourceOpts rem_src;

@@ -1,12 +1,16 @@
 // The ranking options of cks::Selector on the command line (cks select, cks eval --prefilter,
 // cks bench select): the two-stage prefilter and cascade of docs/models.md ("Deployment").
 #pragma once
+#include <array>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "cks/models.hpp"
+#include "cks/plan.hpp"
 #include "cks/selector.hpp"
 
 namespace cks::cli {
@@ -64,5 +68,39 @@ inline void finish_selector_options(SelectorOptions& o, bool exhaustive) {
     throw Error("--cascade-keep must be >= 1 (or --cascade-terms 0 for no cascade)");
   if (!(o.prior_weight >= 0)) throw Error("--prior-weight must be >= 0");
 }
+
+// The selection methods of `cks plan picks|sidebyside` and `cks analyze sidebyside`, by name
+// (comma-separated, the deployed one first): deployed (cks select's defaults with the model),
+// exhaustive (the model over the whole catalogue), static (the static score). `tops`: the depth
+// each of the three is ranked to.
+struct SelectionMethods {
+  std::shared_ptr<const Model> model;
+  std::vector<std::unique_ptr<Selector>> selectors;
+  std::vector<PickMethod> methods;
+  SelectionMethods(const std::string& model_path, const std::string& names, std::array<size_t, 3> tops) {
+    const std::string path = model_path.empty() ? Selector::default_model_path() : model_path;
+    model = Model::load(path);
+    size_t b = 0;
+    while (b <= names.size()) {
+      const size_t e = std::min(names.find(',', b), names.size());
+      const std::string m = names.substr(b, e - b);
+      b = e + 1;
+      SelectorOptions so;
+      if (m == "deployed") {
+        selectors.push_back(std::make_unique<Selector>(model, so));
+        methods.push_back({m, selectors.back().get(), tops[0]});
+      } else if (m == "exhaustive") {
+        so.prefilter = 0;
+        selectors.push_back(std::make_unique<Selector>(model, so));
+        methods.push_back({m, selectors.back().get(), tops[1]});
+      } else if (m == "static") {
+        selectors.push_back(std::make_unique<Selector>(Selector::static_score(hw_preset(model->info().hw_preset), so)));
+        methods.push_back({m, selectors.back().get(), tops[2]});
+      } else {
+        throw Error("--methods: unknown method '" + m + "' (expected deployed, exhaustive or static)");
+      }
+    }
+  }
+};
 
 }  // namespace cks::cli

@@ -166,13 +166,14 @@ std::vector<size_t> Dataset::eval_groups() const {
   return idx;
 }
 
-// Every set but 'eval' and 'proof': the issue-3 proof groups were measured with binaries built
+// Every set but 'eval', 'proof' and 'sbs' (the side-by-side repetitions of evaluation groups,
+// cks plan sidebyside, are evaluation data): the issue-3 proof groups were measured with binaries built
 // without CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED (data/README.md), so their kernels are not
 // quite the catalogue's; they stay in the data for the record but teach the models nothing.
 std::vector<size_t> Dataset::train_groups() const {
   std::vector<size_t> idx;
   for (size_t g = 0; g < groups.size(); ++g)
-    if (!groups[g].is_eval() && groups[g].set != "proof") idx.push_back(g);
+    if (!groups[g].is_eval() && groups[g].set != "proof" && groups[g].set != "sbs") idx.push_back(g);
   return idx;
 }
 

@@ -110,8 +110,13 @@ std::vector<std::vector<KernelToBuild>> make_batches(const std::vector<KernelToB
                                                      const std::vector<size_t>& rank, size_t per_batch) {
   std::vector<size_t> order(kernels.size());
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(),
-            [&](size_t a, size_t b) { return instantiation_key(kernels[a]) < instantiation_key(kernels[b]); });
+  // Batches never mix priority tiers (rank >> 32, PlanGroup::priority): within a tier, kernels
+  // sharing instantiations go together.
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    const size_t ta = rank[a] >> 32, tb = rank[b] >> 32;
+    if (ta != tb) return ta < tb;
+    return instantiation_key(kernels[a]) < instantiation_key(kernels[b]);
+  });
   struct Batch {
     std::vector<KernelToBuild> kernels;
     size_t best_rank = SIZE_MAX;
@@ -122,7 +127,9 @@ std::vector<std::vector<KernelToBuild>> make_batches(const std::vector<KernelToB
   for (size_t i : order) {
     // A TU holds one layout: its kernels share the operand types and copy atoms.
     const bool layout_changes = !batches.empty() && layout_of(batches.back().kernels.back()) != layout_of(kernels[i]);
-    if (batches.empty() || batches.back().kernels.size() == per_batch || layout_changes) batches.emplace_back();
+    const bool tier_changes = !batches.empty() && (batches.back().best_rank >> 32) != (rank[i] >> 32);
+    if (batches.empty() || batches.back().kernels.size() == per_batch || layout_changes || tier_changes)
+      batches.emplace_back();
     batches.back().kernels.push_back(kernels[i]);
     batches.back().best_rank = std::min(batches.back().best_rank, rank[i]);
   }

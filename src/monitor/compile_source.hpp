@@ -34,7 +34,7 @@ std::unique_ptr<CompileSource> make_nvcc_source(const CompileOptions& options);
 std::unique_ptr<CompileSource> make_fake_source(worker::fake::FaultSpec faults, double seconds_per_batch);
 
 // Splits kernels into batches of at most `per_batch` that share instantiations: sorted by
-// layout, then CTA tile, then schedules, then cluster and stages (kernels without a
+// priority tier (rank >> 32), then layout, then CTA tile, then schedules, then cluster and stages (kernels without a
 // descriptor sort by ID), then the batches are ordered by the best (lowest) `rank` of their
 // members so the most promising kernels are compiled first. `rank` parallels `kernels`.
 std::vector<std::vector<KernelToBuild>> make_batches(const std::vector<KernelToBuild>& kernels,

@@ -107,6 +107,10 @@ struct GroupState {
   std::unordered_set<std::string> checked;  // kernels whose results were checked in this run
   int setup_failures = 0;
   bool abandoned = false;    // set-up failed max_attempts times: skipped for this run
+  bool whole = false;        // set up only once every queued item is ready (PlanGroup::whole)
+  // Whether a worker may set this group up now: it has ready items, and a whole group has
+  // nothing left to compile (its repetitions then run in one stretch).
+  bool startable() const { return ready > 0 && (!whole || ready == queue.size()); }
   bool done() const { return queue.empty() && in_flight == 0; }
 };
 
@@ -266,12 +270,14 @@ void Collector::load() {
     const std::set<CandidateRef> pending_set(pending.begin(), pending.end());
     GroupState g;
     g.info = pg.group;
+    g.whole = pg.whole;
     for (size_t pos = 0; pos < pg.candidates.size(); ++pos) {
       const auto& [kernel, knobs] = pg.candidates[pos];
       if (!pending_set.count(pg.candidates[pos])) continue;
       g.queue.push_back({kernel, knobs});
       KernelState& ks = kernels_[kernel];
-      ks.rank = std::min(ks.rank, pos);
+      // Compile order: the group's priority tier, then the position (monitor::make_batches).
+      ks.rank = std::min(ks.rank, (static_cast<size_t>(pg.priority) << 32) | pos);
       ++ks.queued_in_group[gi];
       if (!fake && !ks.desc) {
         const Catalogue& cat = Catalogue::get(pg.group.layout);
@@ -538,7 +544,7 @@ std::optional<size_t> Collector::next_group() const {
     if (g.abandoned || g.queue.empty()) continue;
     const bool in_window = unfinished++ < window;
     if (!in_window && best) return best;
-    if (g.ready == 0) continue;
+    if (!g.startable()) continue;
     if (in_window) {
       if (better(gi, best)) best = gi;
       continue;

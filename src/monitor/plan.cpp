@@ -1,6 +1,7 @@
 // Plan files (cks/plan.hpp): reading with line-numbered validation, atomic writing, pools.
 #include "cks/plan.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -62,8 +63,14 @@ GroupInfo parse_group_info(const json& g, const Where& w) {
     w.fail(e.what());
   }
   info.key = group_key(info.m, info.n, info.k, info.layout);
-  if (const std::string key = string_field(g, "key", w); !key.empty() && key != info.key)
-    w.fail("group key '" + key + "' does not match its shape (expected '" + info.key + "')");
+  // A key is its shape's, or its shape's with a variant suffix "~<letters/digits>" (the
+  // repetitions of cks plan sidebyside).
+  if (const std::string key = string_field(g, "key", w); !key.empty() && key != info.key) {
+    if (!is_group_key_of(key, info.m, info.n, info.k, info.layout))
+      w.fail("group key '" + key + "' does not match its shape (expected '" + info.key + "' or '" + info.key +
+             "~<variant>')");
+    info.key = key;
+  }
   info.set = string_field(g, "set", w, "train");
   if (info.set.empty()) w.fail("group \"set\" is empty");
   if (const json* tags = field(g, "tags")) {
@@ -111,6 +118,15 @@ PlanGroup parse_group_line(const json& j, const fs::path& plan_dir, const Where&
     w.fail("expected a group line {\"group\":{...},\"candidates\":...}");
   PlanGroup pg;
   pg.group = parse_group_info(j["group"], w);
+  if (const json* whole = field(j["group"], "whole")) {
+    if (!whole->is_boolean()) w.fail("group \"whole\" must be true or false");
+    pg.whole = whole->get<bool>();
+  }
+  if (const json* pr = field(j["group"], "priority")) {
+    if (!pr->is_number_integer() || pr->get<long>() < 0 || pr->get<long>() > 1000)
+      w.fail("group \"priority\" must be an integer from 0 to 1000");
+    pg.priority = pr->get<int>();
+  }
   const json& cands = j["candidates"];
   if (cands.is_array()) {
     pg.candidates = parse_candidate_list(cands, w);
@@ -199,6 +215,8 @@ void write_plan(const Plan& plan, const std::string& path) {
                        {"set", g.set},       {"tags", json::parse(g.tags_json)},
                        {"policy", g.policy}, {"budget", g.budget},
                        {"seed", g.seed}};
+      if (pg.whole) line["group"]["whole"] = true;
+      if (pg.priority) line["group"]["priority"] = pg.priority;
       if (pg.pool.empty()) {
         json cands = json::array();
         for (const auto& [id, knobs] : pg.candidates) cands.push_back({id, knobs});
@@ -236,7 +254,7 @@ Plan merge_plans(const std::vector<std::string>& paths, const std::string& out_d
   out.created_by = std::string("cks plan merge ") + CKS_VERSION;
   nlohmann::ordered_json sources = nlohmann::json::array();
   std::unordered_map<std::string, size_t> index;  // group key -> position in out.groups
-  size_t unioned = 0;
+  size_t unioned = 0, mixed = 0;  // joined groups; of them, with another policy or budget
   const fs::path dest = fs::absolute(out_dir.empty() ? "." : out_dir);
   for (const auto& path : paths) {
     Plan p = read_plan(path);
@@ -257,17 +275,23 @@ Plan merge_plans(const std::vector<std::string>& paths, const std::string& out_d
       const GroupInfo &a = first.group, &b = g.group;
       if (!first.pool.empty() || !g.pool.empty())
         throw Error("plan merge --union: group " + b.key + " is exhaustive in one plan (make it explicit with cks plan remaining)");
-      if (a.set != b.set || a.policy != b.policy || a.budget != b.budget || a.seed != b.seed)
+      // The operand data (seed) and the set make a group's identity; the policy and budget say how
+      // its candidates were chosen, and a union joins candidates chosen several ways (the first
+      // plan's are kept).
+      if (a.set != b.set || a.seed != b.seed)
         throw Error("plan merge --union: group " + b.key + " differs between plans (set " + a.set + "/" + b.set +
-                    ", policy " + a.policy + "/" + b.policy + ", budget " + std::to_string(a.budget) + "/" +
-                    std::to_string(b.budget) + ", seed " + std::to_string(a.seed) + "/" + std::to_string(b.seed) + ")");
+                    ", seed " + std::to_string(a.seed) + "/" + std::to_string(b.seed) + ")");
+      if (a.policy != b.policy || a.budget != b.budget) ++mixed;
+      first.whole = first.whole || g.whole;
+      first.priority = std::min(first.priority, g.priority);
       std::set<CandidateRef> have(first.candidates.begin(), first.candidates.end());
       for (auto& c : g.candidates)
         if (have.insert(c).second) first.candidates.push_back(std::move(c));
       ++unioned;
     }
   }
-  out.header_json = nlohmann::ordered_json{{"created_at", utc_now()}, {"merged", sources}, {"unioned_groups", unioned}}.dump();
+  out.header_json = nlohmann::ordered_json{{"created_at", utc_now()}, {"merged", sources}, {"unioned_groups", unioned},
+                                           {"unioned_with_other_policy_or_budget", mixed}}.dump();
   return out;
 }
 

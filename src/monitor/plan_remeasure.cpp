@@ -107,7 +107,7 @@ Plan remaining_plan(const Plan& plan, const Registry& reg, int max_attempts, con
   for (const auto& pg : plan.groups) {
     const auto done = reg.final_items(pg.group.key, max_attempts);
     const std::set<CandidateRef> finished(done.begin(), done.end());
-    PlanGroup g{pg.group, {}, "", false};
+    PlanGroup g{pg.group, {}, "", false, pg.whole, pg.priority};
     for (const auto& c : pg.candidates)
       if (!finished.count(c)) g.candidates.push_back(c);
     before += pg.candidates.size();

@@ -68,6 +68,15 @@ std::string group_key(long m, long n, long k, Layout layout) {
   return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + "_" + std::string(to_string(layout));
 }
 
+bool is_group_key_of(const std::string& key, long m, long n, long k, Layout layout) {
+  const std::string base = group_key(m, n, k, layout);
+  if (key == base) return true;
+  if (!key.starts_with(base) || key.size() < base.size() + 2 || key.size() > base.size() + 17 || key[base.size()] != '~')
+    return false;
+  return std::all_of(key.begin() + static_cast<std::ptrdiff_t>(base.size()) + 1, key.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); });
+}
+
 namespace {
 
 std::string host_name() {
@@ -162,15 +171,16 @@ void Registry::upsert_group(const GroupInfo& g) {
   require(g.m > 0 && g.n > 0 && g.k > 0, "group with a non-positive dimension");
   require(!g.set.empty(), "group without a set");
   const std::string derived = group_key(g.m, g.n, g.k, g.layout);
-  require(g.key.empty() || g.key == derived,
-          "group key '" + g.key + "' does not match its shape (expected '" + derived + "')");
+  require(g.key.empty() || is_group_key_of(g.key, g.m, g.n, g.k, g.layout),
+          "group key '" + g.key + "' does not match its shape (expected '" + derived + "' or '" + derived +
+              "~<variant>')");
   std::lock_guard lock(impl_->mu);
   Use s(impl_->stmts.get(
       "INSERT INTO groups(key, set_name, m, n, k, layout, tags_json, policy, budget, seed) "
       "VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) "
       "ON CONFLICT(key, set_name) DO UPDATE SET tags_json = excluded.tags_json, policy = excluded.policy, "
       "budget = excluded.budget, seed = excluded.seed"));
-  s->bind_all(derived, g.set, g.m, g.n, g.k, std::string(to_string(g.layout)),
+  s->bind_all(g.key.empty() ? derived : g.key, g.set, g.m, g.n, g.k, std::string(to_string(g.layout)),
               g.tags_json.empty() ? std::string("{}") : g.tags_json, g.policy, g.budget, g.seed)
       .run();
 }
