@@ -33,6 +33,8 @@
 #include "cks/common.hpp"
 #include "cks/features.hpp"
 #include "cks/hw.hpp"
+#include "cks/models.hpp"
+#include "cks/plan.hpp"
 #include "cks/registry.hpp"
 #include "cks/sampling.hpp"
 #include "cks/shapes.hpp"
@@ -377,5 +379,51 @@ Table failure_table(std::span<const FailureRow> rows);
 // Columns: kernel_id, canonical, layout, attempts, one per status but ok (kStatuses order),
 // first_error.
 Table never_ok_table(std::span<const KernelAttempts> kernels);
+
+// ---------------------------------------------------------------- side by side
+// The regret of the real picks measured like with like (issue 16): `cks plan sidebyside` plans,
+// per base group, the compared candidates C_g (the selection methods' first picks and the
+// group's fastest measured candidates) R times in one stretch, as groups "<key>~r<i>" of set
+// "sbs". From those rows:
+//   clock_ref_g   median SM clock of the base group's ok rows (every repetition, cuBLAS too);
+//                 a row is flagged when |clock - clock_ref_g| > clock_tolerance_mhz and left out
+//   T(c)          median over c's unflagged repetitions of its throughput (C_g less candidates
+//                 with none); T_cuBLAS likewise over the repetitions' cuBLAS rows
+//   T*_g          max over C_g of T(c)
+//   R_m(g)        1 - T(pick_m) / T*_g, pick_m the method's first pick (the ranking is recomputed
+//                 with the methods' selectors, the code path of cks select; PickMethod::top is
+//                 the depth ranked, at least 4); not covered when the
+//                 pick is not in C_g; top-k: the best of its first k picks present in C_g
+//   floor(g)      the regret of T*_g's own candidate c* against itself: the mean over ordered
+//                 pairs (i, j), i != j, of unflagged repetitions of max(0, 1 - T_i(c*) / T_j(c*)):
+//                 what a perfect selector would show from single measurements (the noise floor)
+struct SideBySideOptions {
+  std::vector<Layout> layouts;       // only these layouts (empty: every layout)
+  double clock_tolerance_mhz = 30;
+  size_t min_reps = 2;               // a candidate needs this many unflagged repetitions
+};
+struct SideBySideGroup {
+  std::string base_key, base_set;
+  Problem problem;
+  size_t reps = 0, compared = 0, rows = 0, flagged = 0, dropped = 0;  // dropped: candidates below min_reps
+  double clock_ref_mhz = 0, clock_spread_mhz = 0;  // spread: max - min over unflagged rows
+  std::string best_kernel, best_knobs;
+  double best_tflops = 0, cublas_tflops = 0, floor = 0;
+  std::vector<double> tflops;         // T(c) per compared candidate (kept ones)
+  std::vector<CandidateRef> candidates;
+};
+struct SideBySideStudy {
+  std::vector<SideBySideGroup> groups;
+  std::vector<std::string> methods;
+  std::vector<std::vector<GroupOutcome>> outcomes;  // [method][group]
+  size_t flagged_rows = 0, rows = 0;
+};
+// Throws Error when the registry holds no side-by-side group (set sbs) of the selected layouts.
+SideBySideStudy sidebyside_study(const Registry& reg, const std::vector<PickMethod>& methods,
+                                 const SideBySideOptions& o, const AnalysisProgress& progress = {});
+// Columns: base_key, base_set, layout, m, n, k, reps, compared, rows, flagged, dropped, clock_ref_mhz,
+// clock_spread_mhz, best_kernel, best_knobs, best_tflops, cublas_tflops, floor, then per method
+// <name>_regret, <name>_top4_regret, <name>_vs_cublas.
+Table sidebyside_group_table(const SideBySideStudy& s);
 
 }  // namespace cks

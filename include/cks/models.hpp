@@ -299,7 +299,8 @@ Table summarize(const std::vector<MethodOutcomes>& methods, std::span<const Data
 Table per_group_table(const std::vector<MethodOutcomes>& methods, const Dataset& eval);
 
 // ---------------------------------------------------------------- baselines
-// Static-score top-k: the measured candidates ranked by static_score().
+// Static-score top-k: the measured candidates ranked by static_score(), ties broken as cks select
+// --fallback static breaks them (the lower catalogue position first).
 MethodOutcomes static_score_baseline(const Dataset& eval);
 // Best single configuration: configurations (kernel + knobs) measured in at least half of the
 // training groups of their layout, ordered by mean regret over those groups; in an evaluated
@@ -326,6 +327,17 @@ MethodOutcomes kept_outcomes(const std::string& name, const Model& model, const 
 // exhaustive ranking's (`exhaustive`: the same model without a prefilter).
 std::vector<MethodOutcomes> selector_outcomes(const std::string& name, const Model& model, const Selector& selector,
                                               const Selector& exhaustive, const Dataset& eval);
+
+// The real picks (issue 16): what `selector.select(problem, 16)` returns over the whole catalogue
+// (the code path of cks select: prefilter, cascade and all), scored on measured groups against
+// the group's best measured candidate T*_g. A group is covered when the first pick has a
+// measurement in it; top-k regret is the best of the measured picks among the first k (an
+// unmeasured pick counts as absent, so top-k regret is an upper bound while picks are missing).
+// The note gives the coverage: groups whose first pick, and whose first four picks, were measured.
+MethodOutcomes real_pick_outcomes(const std::string& name, const Selector& selector, const Dataset& eval);
+// Position of a candidate in its layout's catalogue (Catalogue::candidates()); the order cks
+// select breaks score ties by. Throws Error for a candidate the catalogue does not hold.
+uint32_t catalogue_position(Layout layout, const Candidate& c);
 
 // nvMatmulHeuristics (PyPI nvidia-matmul-heuristics) queried through tools/nvmmh_query.py for
 // H200 SXM, CUTLASS3 target, BF16 "TST" precision. A suggestion (tile, cluster, split-K) maps,

@@ -12,6 +12,7 @@
 #include "cks/analysis.hpp"
 #include "cks/registry.hpp"
 #include "cli/commands.hpp"
+#include "cli/selector_opts.hpp"
 #include "cli/util.hpp"
 
 namespace cks::cli {
@@ -382,6 +383,65 @@ void register_failure_study(CLI::App* analyze) {
   });
 }
 
+void register_sidebyside_study(CLI::App* analyze) {
+  auto* cmd = analyze->add_subcommand(
+      "sidebyside", "regret of the real picks from candidates re-measured together in one stretch (cks plan "
+                    "sidebyside), with the noise floor and the rows flagged for a clock off the group's");
+  auto o = std::make_shared<CommonOpts>();
+  auto so = std::make_shared<SideBySideOptions>();
+  auto model = std::make_shared<std::string>();
+  auto methods = std::make_shared<std::string>("deployed,exhaustive,static");
+  auto per_group = std::make_shared<std::string>();
+  add_common(cmd, *o);
+  cmd->add_option("--model", *model, "model file (default: the shipped models/default.json, or $CKS_MODEL)");
+  cmd->add_option("--methods", *methods, "selection methods scored: deployed, exhaustive, static (comma-separated)")
+      ->capture_default_str();
+  cmd->add_option("--clock-tolerance", so->clock_tolerance_mhz,
+                  "rows whose SM clock is further than this from the group's median are flagged and left out (MHz)")
+      ->capture_default_str();
+  cmd->add_option("--min-reps", so->min_reps, "unflagged repetitions a candidate needs to be compared")
+      ->capture_default_str();
+  cmd->add_option("--per-group", *per_group, "also write one CSV row per group to this file");
+  cmd->callback([o, so, model, methods, per_group] {
+    const Format f = parse_format(o->format);
+    so->layouts = parse_layouts(o->layouts);
+    prepare_out_dir(o->out_dir);
+    std::unique_ptr<std::ofstream> per_group_out;
+    if (!per_group->empty()) {
+      per_group_out = std::make_unique<std::ofstream>(*per_group);
+      if (!*per_group_out) throw Error("cannot write --per-group file " + *per_group);
+    }
+    const SelectionMethods sel(*model, *methods, {16, 16, 16});
+    ReadOnlyData source(o->source);
+    const SideBySideStudy s = sidebyside_study(source.reg, sel.methods, *so, stderr_progress());
+    std::vector<MethodOutcomes> outcomes;
+    for (size_t m = 0; m < s.methods.size(); ++m) outcomes.push_back({s.methods[m], "side by side", s.outcomes[m]});
+    MethodOutcomes floor{"noise floor", "c* re-measured against itself", {}};
+    std::vector<DataGroup> groups;
+    for (const auto& g : s.groups) {
+      GroupOutcome fo;
+      fo.covered = std::isfinite(g.floor);
+      fo.regret = g.floor;
+      floor.groups.push_back(fo);
+      DataGroup dg;
+      dg.key = g.base_key;
+      dg.set = g.base_set;
+      dg.problem = g.problem;
+      dg.cublas_tflops = g.cublas_tflops;
+      groups.push_back(std::move(dg));
+    }
+    outcomes.push_back(std::move(floor));
+    std::cerr << "cks analyze sidebyside: " << s.groups.size() << " groups, " << s.rows << " ok rows, " << s.flagged_rows
+              << " flagged (SM clock more than " << format_double(so->clock_tolerance_mhz)
+              << " MHz from the group's median)\n";
+    emit(summarize(outcomes, groups, hw_preset(sel.model->info().hw_preset)), "sidebyside", f, o->out_dir);
+    if (per_group_out) {
+      sidebyside_group_table(s).write(*per_group_out, Format::csv);
+      if (!per_group_out->flush()) throw Error("cannot write --per-group file " + *per_group);
+    }
+  });
+}
+
 }  // namespace
 
 void register_analyze(CLI::App& app) {
@@ -395,6 +455,7 @@ void register_analyze(CLI::App& app) {
   register_repeatability_study(analyze);
   register_noise_study(analyze);
   register_failure_study(analyze);
+  register_sidebyside_study(analyze);
   register_profile(app);
 }
 

@@ -40,12 +40,21 @@ MethodOutcomes static_score_baseline(const Dataset& eval) {
   for (const DataGroup& g : eval.groups) {
     const auto& kernels = Catalogue::get(g.problem.layout).kernels();
     const GemmShape shape{g.problem.m, g.problem.n, g.problem.k};
-    std::vector<float> scores(g.size());
+    // (score, catalogue position) per row: the order of cks select --fallback static (higher
+    // score first, ties by the lower catalogue position), in double precision as it ranks.
+    std::vector<std::pair<double, uint32_t>> key(g.size());
     for (size_t r = 0; r < g.size(); ++r) {
       const Candidate& c = eval.candidates[g.begin + r];
-      scores[r] = static_cast<float>(static_score(shape, kernels[c.kernel], c.knobs, hw));
+      key[r] = {static_score(shape, kernels[c.kernel], c.knobs, hw), catalogue_position(g.problem.layout, c)};
     }
-    m.groups.push_back(outcome_of_scores(group_tflops(eval, g), scores, g.cublas_tflops));
+    std::vector<uint32_t> order(g.size());
+    std::iota(order.begin(), order.end(), 0u);
+    const size_t k = std::min<size_t>(order.size(), kTopK.back());
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(), [&](uint32_t a, uint32_t b) {
+      return key[a].first > key[b].first || (key[a].first == key[b].first && key[a].second < key[b].second);
+    });
+    order.resize(k);
+    m.groups.push_back(outcome_of_order(group_tflops(eval, g), order, g.cublas_tflops));
   }
   return m;
 }

@@ -42,6 +42,44 @@ std::vector<uint32_t> indices_of(const Ranking& r, Layout layout) {
 
 }  // namespace
 
+uint32_t catalogue_position(Layout layout, const Candidate& c) {
+  const auto& index = catalogue_index(layout);
+  const auto it = index.find(candidate_key(c.kernel, c.knobs));
+  if (it == index.end()) throw Error("candidate " + c.knobs.canonical() + " of kernel " + std::to_string(c.kernel) + " is not in the catalogue");
+  return it->second;
+}
+
+MethodOutcomes real_pick_outcomes(const std::string& name, const Selector& selector, const Dataset& eval) {
+  constexpr size_t kDepth = kTopK.back();
+  MethodOutcomes m{name, "", {}};
+  size_t first = 0, first4 = 0;
+  for (const DataGroup& g : eval.groups) {
+    std::unordered_map<uint64_t, uint32_t> rows;  // candidate -> row offset in the group
+    for (size_t r = g.begin; r < g.end; ++r)
+      rows.emplace(candidate_key(eval.candidates[r].kernel, eval.candidates[r].knobs), static_cast<uint32_t>(r - g.begin));
+    const Ranking ranking = selector.select(g.problem, kDepth);
+    std::vector<uint32_t> order;
+    bool top1 = false;
+    size_t in4 = 0;
+    for (size_t i = 0; i < ranking.size(); ++i) {
+      const auto it = rows.find(candidate_key(ranking[i].kernel, ranking[i].knobs));
+      if (it == rows.end()) continue;
+      if (i == 0) top1 = true;
+      if (i < 4) ++in4;
+      order.push_back(it->second);
+    }
+    first += top1;
+    first4 += in4 == std::min<size_t>(4, ranking.size());
+    GroupOutcome o;
+    if (top1) o = outcome_of_order(std::span<const double>(eval.tflops).subspan(g.begin, g.size()), order, g.cublas_tflops);
+    m.groups.push_back(o);
+  }
+  m.note = selector.mode() + "; real picks measured: top-1 in " + std::to_string(first) + "/" +
+           std::to_string(eval.groups.size()) + " groups, all of the top-4 in " + std::to_string(first4) + "/" +
+           std::to_string(eval.groups.size());
+  return m;
+}
+
 MethodOutcomes kept_outcomes(const std::string& name, const Model& model, const Dataset& eval,
                              const std::function<std::vector<uint32_t>(const Problem&)>& kept_set) {
   MethodOutcomes m{name, "", {}};

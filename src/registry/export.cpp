@@ -161,7 +161,8 @@ void scan_measurements(const Registry& registry, const std::string& status, cons
   if (status.empty()) throw std::logic_error("scan_measurements: empty status");
   Stmt s(registry.handle(),
          std::string("SELECT m.group_key, g.set_name, g.m, g.n, g.k, g.layout, m.kernel_id, m.knobs, m.mean_us,"
-                     " m.std_us, m.n, m.tflops FROM measurements m JOIN groups g ON g.key = m.group_key") +
+                     " m.std_us, m.n, m.tflops, m.sm_clock_mhz, m.power_w, m.started_at FROM measurements m"
+                     " JOIN groups g ON g.key = m.group_key") +
              kFilterWhere + " ORDER BY m.group_key, m.kernel_id, m.knobs, m.uuid");
   bind_filter(s, filter, status);
   Observation o;
@@ -178,6 +179,9 @@ void scan_measurements(const Registry& registry, const std::string& status, cons
     o.std_us = s.col_double(9);
     o.samples = static_cast<int>(s.col_int(10));
     o.tflops = s.col_double(11);
+    o.sm_clock_mhz = s.col_double(12);
+    o.power_w = s.col_double(13);
+    o.started_at = s.col_text(14);
     visit(o);
   }
 }

@@ -51,6 +51,23 @@ TEST(ModelsCli, SelectWithoutAModelSaysSo) {
   EXPECT_NE(r.err.find("static score"), std::string::npos);
 }
 
+TEST(ModelsCli, FallbackStaticRanksByTheStaticScoreEvenWithAModel) {
+  // The shipped model exists: --fallback static must still rank by the static score, exactly as
+  // without a model.
+  const std::string args = "select --m 4096 --n 1024 --k 2048 --layout tn --fallback static --top 5 --format csv";
+  setenv("CKS_MODEL", (std::string(CKS_SOURCE_DIR) + "/models/default.json").c_str(), 1);
+  const test::CliResult with_model = run_cks(args);
+  setenv("CKS_MODEL", "/nonexistent/default.json", 1);
+  const test::CliResult without = run_cks(args);
+  unsetenv("CKS_MODEL");
+  ASSERT_EQ(with_model.exit_code, 0) << with_model.err;
+  ASSERT_EQ(without.exit_code, 0) << without.err;
+  EXPECT_EQ(with_model.out, without.out);
+  EXPECT_NE(with_model.err.find("static score"), std::string::npos);
+  expect_error("select --m 64 --n 64 --k 64 --layout tn --fallback static --model models/default.json",
+               "--fallback static ranks without a model");
+}
+
 TEST(ModelsCli, BadInputIsOneClearErrorLine) {
   expect_error("select --m 0 --n 64 --k 64 --layout tn --fallback static", "--m must be positive");
   expect_error("select --m 64 --n 64 --k 64 --layout xy --fallback static", "unknown layout 'xy'");

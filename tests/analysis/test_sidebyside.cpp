@@ -1,0 +1,109 @@
+// `cks analyze sidebyside` on a real registry: repetitions of one base group, a row flagged for
+// its clock, the median over clean repetitions, the regret of the real pick (the static
+// selector's first pick, recomputed), the noise floor and cuBLAS; a pick outside the compared
+// set is not covered.
+#include <gtest/gtest.h>
+
+#include "cks/analysis.hpp"
+#include "cks/selector.hpp"
+#include "registry/registry_test_util.hpp"
+#include "shapes/cli_run.hpp"
+
+using namespace cks;
+using namespace cks::test;
+
+namespace {
+
+constexpr long M = 1024, N = 2048, K = 4096;
+
+const Selector& static_selector() {
+  static const Selector s = Selector::static_score(default_hw());
+  return s;
+}
+
+// Candidates A (the static first pick), B (its 20th) and C (its 6th), three repetitions; B's
+// third repetition ran 100 MHz below the others.
+std::string write_registry(const ScratchDir& dir, bool with_pick = true) {
+  const std::string path = dir.file("sbs.db");
+  Registry reg(path);
+  const std::string run = reg.begin_run(test_run());
+  const Ranking r = static_selector().select(Problem{M, N, K, Layout::tn}, 20);
+  const std::string base = group_key(M, N, K, Layout::tn);
+  struct Cell {
+    const Selection* s;
+    double tflops, clock;
+  };
+  const double a[3] = {100, 102, 98}, b[3] = {110, 108, 150}, c[3] = {90, 91, 89}, cub[3] = {95, 96, 94};
+  for (int rep = 0; rep < 3; ++rep) {
+    GroupInfo g = test_group(M, N, K, "sbs");
+    g.key = base + "~r" + std::to_string(rep + 1);
+    g.tags_json = R"({"base_key":")" + base + R"(","base_set":"eval","rep":)" + std::to_string(rep + 1) + "}";
+    reg.upsert_group(g);
+    std::vector<MeasurementRow> rows;
+    auto add = [&](const std::string& kernel, const std::string& knobs, double tflops, double clock) {
+      MeasurementRow m = test_row(run, g.key, kernel, "ok", 10.0);
+      m.knobs = knobs;
+      m.tflops = tflops;
+      m.sm_clock_mhz = clock;
+      rows.push_back(m);
+    };
+    if (with_pick) add(r[0].kernel_id, r[0].knobs_text, a[rep], rep == 1 ? 1975 : 1980);
+    add(r[19].kernel_id, r[19].knobs_text, b[rep], rep == 1 ? 1985 : rep == 2 ? 1880 : 1980);
+    add(r[5].kernel_id, r[5].knobs_text, c[rep], 1980);
+    add("cublas", "", cub[rep], 1980);
+    reg.insert_measurements(rows);
+  }
+  return path;
+}
+
+}  // namespace
+
+TEST(SideBySide, RegretOfTheRealPickFromCleanRepetitionsWithTheNoiseFloor) {
+  ScratchDir dir;
+  const Registry reg(write_registry(dir), RegistryOptions{.create = false});
+  const SideBySideStudy s = sidebyside_study(reg, {{"static", &static_selector(), 16}}, SideBySideOptions{});
+  ASSERT_EQ(s.groups.size(), 1u);
+  const SideBySideGroup& g = s.groups[0];
+  EXPECT_EQ(g.base_key, group_key(M, N, K, Layout::tn));
+  EXPECT_EQ(g.base_set, "eval");
+  EXPECT_EQ(g.reps, 3u);
+  EXPECT_EQ(g.rows, 12u);
+  EXPECT_EQ(g.flagged, 1u) << "B's third repetition, 100 MHz off";
+  EXPECT_EQ(s.flagged_rows, 1u);
+  EXPECT_DOUBLE_EQ(g.clock_ref_mhz, 1980);
+  EXPECT_EQ(g.compared, 3u);
+  EXPECT_DOUBLE_EQ(g.best_tflops, 109) << "B: median of 110 and 108 (its flagged 150 left out)";
+  EXPECT_DOUBLE_EQ(g.cublas_tflops, 95);
+  EXPECT_NEAR(g.floor, 0.5 * (1 - 108.0 / 110), 1e-12) << "B against itself: (0 + (1 - 108/110)) / 2";
+  const GroupOutcome& o = s.outcomes[0][0];
+  ASSERT_TRUE(o.covered);
+  EXPECT_NEAR(o.regret, 1 - 100.0 / 109, 1e-12) << "the static pick A at its median 100";
+  EXPECT_NEAR(o.vs_cublas, 100.0 / 95, 1e-12);
+
+  const Table t = sidebyside_group_table(s);
+  EXPECT_EQ(t.size(), 1u);
+
+  SideBySideOptions loose;
+  loose.clock_tolerance_mhz = 200;
+  EXPECT_DOUBLE_EQ(sidebyside_study(reg, {{"static", &static_selector(), 16}}, loose).groups[0].best_tflops, 110);
+}
+
+TEST(SideBySide, APickThatWasNotComparedIsNotCovered) {
+  ScratchDir dir;
+  const Registry reg(write_registry(dir, /*with_pick=*/false), RegistryOptions{.create = false});
+  const SideBySideStudy s = sidebyside_study(reg, {{"static", &static_selector(), 16}}, SideBySideOptions{});
+  EXPECT_FALSE(s.outcomes[0][0].covered);
+}
+
+TEST(SideBySide, CliSummaryWithTheNoiseFloorRowAndErrors) {
+  ScratchDir dir;
+  const std::string path = write_registry(dir);
+  const CliResult r = run_cks("analyze sidebyside --registry " + path + " --methods static --format csv");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("static,all,1,1,"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("noise floor,all,1,1,"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("1 flagged"), std::string::npos) << r.err;
+  const CliResult bad = run_cks("analyze sidebyside --registry " + path + " --methods psychic");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("unknown method 'psychic'"), std::string::npos) << bad.err;
+}
