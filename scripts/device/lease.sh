@@ -5,11 +5,13 @@
 # consistent copy of the registry home through $OUT. Run on the H200 machine from the
 # repository root, with binaries carried in .carry/bin and CUTLASS headers in third_party/cutlass.
 #
-#   scripts/device/lease.sh start PLAN TIME_BUDGET_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU]
+#   scripts/device/lease.sh start PLAN[,PLAN2,...] TIME_BUDGET_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU]
+#       several plans run one after the other into the same registry and kernel cache, the
+#       budget shared (each gets what the ones before left); their groups may be of any set
 #   scripts/device/lease.sh wait SECONDS      # returns early once collect has ended
 #   scripts/device/lease.sh leaders LAYOUT PLAN TIME_BUDGET_S WAIT_S [GPUS] [JOBS] [MEM_GB] [KPT]
 #       after collect has ended, on the still-warm machine (kernel cache intact): the knob variants
-#       around the leaders of LAYOUT's evaluation groups in this lease's registry
+#       around the leaders of LAYOUT's groups of set $SET (default eval) in this lease's registry
 #       (`cks plan leaders`), then PLAN's remainder, as a new collect; then `wait WAIT_S`
 #
 # The live registry is node-local (out/registry.db); collect checkpoints it every 60 s through
@@ -82,11 +84,19 @@ case "${1:-}" in
     rm -f out/collect.rc
     export CKS_COLLECT_EXTRA=${CKS_COLLECT_EXTRA:-}  # e.g. "--backend fake" to rehearse without a GPU
     setsid nohup bash -c '
-      "$0" collect --plan "$1" --registry out/registry.db --checkpoint out/checkpoint.db --checkpoint-every 60 \
-        --time-budget "$2" --gpus "$3" --jobs "$4" --mem-limit-gb "$5" --kernels-per-tu "$6" \
-        --cache-dir build/kernel-cache --cutlass-dir third_party/cutlass --progress-every 20 $CKS_COLLECT_EXTRA \
-        > out/collect.out 2> out/collect.log
-      echo $? > out/collect.rc' "$BIN/cks" "$PLAN" "$BUDGET" "$GPUS" "$JOBS" "$MEM" "$KPT" < /dev/null > /dev/null 2>&1 &
+      end=$(( $(date +%s) + $2 )); rc=0; : > out/collect.out; : > out/collect.log
+      for plan in ${1//,/ }; do
+        left=$(( end - $(date +%s) ))
+        [ "$left" -gt 30 ] || break
+        echo "== $plan ($left s left)" >> out/collect.log
+        "$0" collect --plan "$plan" --registry out/registry.db --checkpoint out/checkpoint.db --checkpoint-every 60 \
+          --time-budget "$left" --gpus "$3" --jobs "$4" --mem-limit-gb "$5" --kernels-per-tu "$6" \
+          --cache-dir build/kernel-cache --cutlass-dir third_party/cutlass --progress-every 20 $CKS_COLLECT_EXTRA \
+          >> out/collect.out 2>> out/collect.log
+        rc=$?
+        [ "$rc" = 0 ] || break
+      done
+      echo $rc > out/collect.rc' "$BIN/cks" "$PLAN" "$BUDGET" "$GPUS" "$JOBS" "$MEM" "$KPT" < /dev/null > /dev/null 2>&1 &
     echo "collect started in the background (pid $!)"
     ;;
   wait)
@@ -107,7 +117,7 @@ case "${1:-}" in
   leaders)
     L=$2 PLAN=$3 BUDGET=$4 WAIT=$5
     if [ ! -f out/collect.rc ]; then echo "lease.sh leaders: collect is still running" >&2; exit 2; fi
-    "$BIN/cks" plan leaders --registry out/registry.db --set eval --layouts "$L" --top 8 --out out/leaders.jsonl &&
+    "$BIN/cks" plan leaders --registry out/registry.db --set "${SET:-eval}" --layouts "$L" --top 8 --out out/leaders.jsonl &&
       "$BIN/cks" plan merge --union --name "leaders_then_rest" --out out/leaders_then_rest.jsonl out/leaders.jsonl "$PLAN" ||
       exit 1
     "$0" start out/leaders_then_rest.jsonl "$BUDGET" "${6:-0,1}" "${7:-30}" "${8:-235}" "${9:-10}" > /dev/null &&

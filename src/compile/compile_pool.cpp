@@ -366,6 +366,11 @@ struct CompilePool::Impl {
     for (const auto& f : nvcc_flags(o)) argv.push_back(f);
     for (const std::string& dir : {o.cutlass_dir + "/include", o.cutlass_dir + "/tools/util/include", include_dir})
       argv.push_back("-I" + dir);
+    // Phase timing (nvcc --time: one CSV row per compile phase) for the compile profile of
+    // issue 20, when $CKS_NVCC_TIME_DIR names a directory; not a code-generation flag, so it
+    // leaves the library hash alone.
+    if (const std::string dir = env_or_empty("CKS_NVCC_TIME_DIR"); !dir.empty())
+      argv.insert(argv.end(), {"--time", dir + "/cks_" + hash + ".time.csv"});
     argv.insert(argv.end(), {"-o", tmp_lib, src});
 
     const auto t0 = std::chrono::steady_clock::now();
