@@ -65,6 +65,8 @@ ship() {  # $1: registry file to ship
     echo "== kernel cache"; ls build/kernel-cache 2> /dev/null | grep -c '\.so$'
   } > "$OUTDIR/info.txt" 2>&1
   tail -c 3000000 out/collect.log > "$OUTDIR/collect.log" 2> /dev/null
+  # nvcc's phase timings of every compile (CKS_NVCC_TIME_DIR, the compile profile of issue 20).
+  [ -d out/nvcc_time ] && tar -cJf "$OUTDIR/nvcc_time.tar.xz" -C out nvcc_time 2> /dev/null
   # The counter study's profiles (scripts/device/profile.sh), when one runs beside collect.
   [ -d out/profile ] && tar -cJf "$OUTDIR/profile.tar.xz" -C out profile 2> /dev/null
   ls -la "$OUTDIR"
@@ -83,6 +85,8 @@ case "${1:-}" in
     cat out/machine.txt
     rm -f out/collect.rc
     export CKS_COLLECT_EXTRA=${CKS_COLLECT_EXTRA:-}  # e.g. "--backend fake" to rehearse without a GPU
+    mkdir -p out/nvcc_time
+    export CKS_NVCC_TIME_DIR=${CKS_NVCC_TIME_DIR:-$PWD/out/nvcc_time}
     setsid nohup bash -c '
       end=$(( $(date +%s) + $2 )); rc=0; : > out/collect.out; : > out/collect.log
       for plan in ${1//,/ }; do
