@@ -264,6 +264,7 @@ struct GroupOutcome {
   // deployment and keep the fastest (NaN without cuBLAS, and for the random baseline).
   double top4_or_cublas = std::numeric_limits<double>::quiet_NaN();
   int64_t pick = -1;  // row offset (within the group) of the first pick; -1: none, or an expectation
+  double pick_score = std::numeric_limits<double>::quiet_NaN();  // the method's score of its first pick (real picks)
 };
 // Outcome of ranking the group's rows by `order` (row offsets within the group, best first;
 // may be shorter than the group: a method that suggests only a few candidates).
@@ -294,8 +295,9 @@ std::vector<std::string> regime_slices(const Problem& p, const HardwareDesc& hw)
 Table summarize(const std::vector<MethodOutcomes>& methods, std::span<const DataGroup> groups, const HardwareDesc& hw);
 // One row per method x group (`cks eval --per-group`): method, group, set, layout, m, n, k,
 // covered, regret, top4_regret, rank, vs_cublas, the pick (kernel_id, knobs, TFLOP/s; empty for
-// an expectation such as random, or cuBLAS), the group's best measured candidate, and cuBLAS's
-// TFLOP/s. `eval` holds the groups the outcomes were computed on, in the same order.
+// an expectation such as random, or cuBLAS), the group's best measured candidate, cuBLAS's
+// TFLOP/s and the method's score of its pick (real picks; a reg:squarederror model's predicted
+// T/T*, to compare with pick_tflops / best_tflops). `eval` holds the groups the outcomes were computed on, in the same order.
 Table per_group_table(const std::vector<MethodOutcomes>& methods, const Dataset& eval);
 
 // ---------------------------------------------------------------- baselines

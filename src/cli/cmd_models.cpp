@@ -5,9 +5,11 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <set>
 #include <thread>
 
 #include "cks/models.hpp"
+#include "cks/plan.hpp"
 #include "cks/registry.hpp"
 #include "cks/selector.hpp"
 #include "cli/commands.hpp"
@@ -282,6 +284,13 @@ void register_eval(CLI::App& app) {
   cmd->add_flag("--no-real-picks", *no_real,
                 "evaluation: leave out the rows of the real picks (what cks select returns over the whole catalogue, "
                 "deployed and exhaustive, and cks select --fallback static), scored where they were measured");
+  auto eval_set = std::make_shared<std::string>("eval");
+  auto eval_plan = std::make_shared<std::string>();
+  cmd->add_option("--eval-set", *eval_set,
+                  "evaluation: evaluate the groups of this set instead of 'eval' (e.g. train with the groups of an "
+                  "active-learning plan: how good the measured picks were)")
+      ->capture_default_str();
+  cmd->add_option("--eval-plan", *eval_plan, "evaluation: only the groups this plan lists");
   auto per_group = std::make_shared<std::string>();
   cmd->add_option("--per-group", *per_group,
                   "also write one CSV row per method and group to this file: regret, the pick, the group's best "
@@ -324,7 +333,14 @@ void register_eval(CLI::App& app) {
       const std::vector<Layout> layouts = parse_layouts(*eval_layouts);
       std::vector<size_t> eval_idx;
       size_t left_out = 0;
-      for (size_t g : all.eval_groups()) {
+      std::vector<size_t> candidates_idx;  // the groups of --eval-set (and of --eval-plan)
+      std::set<std::string> in_plan;
+      if (!eval_plan->empty())
+        for (const auto& pg : read_plan(*eval_plan).groups) in_plan.insert(pg.group.key);
+      for (size_t g = 0; g < all.groups.size(); ++g)
+        if (all.groups[g].set == *eval_set && (in_plan.empty() || in_plan.count(all.groups[g].key)))
+          candidates_idx.push_back(g);
+      for (size_t g : candidates_idx) {
         const auto& grp = all.groups[g];
         const bool layout_ok =
             layouts.empty() || std::find(layouts.begin(), layouts.end(), grp.problem.layout) != layouts.end();
@@ -338,7 +354,7 @@ void register_eval(CLI::App& app) {
       }
       if (left_out) std::cerr << "cks: note: " << left_out << " evaluation groups left out by --min-eval-candidates\n";
       if (eval_idx.empty())
-        throw Error("no evaluation groups (set 'eval') in " + origin +
+        throw Error("no evaluation groups (set '" + *eval_set + "'" + (eval_plan->empty() ? "" : " in --eval-plan") + ") in " + origin +
                     (layouts.empty() && *min_eval == 0 ? "; use --groups cv" : " match --layouts / --min-eval-candidates"));
       evaluated = all.subset(eval_idx);
       std::unique_ptr<Model> trained;

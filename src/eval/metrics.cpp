@@ -181,7 +181,7 @@ Table summarize(const std::vector<MethodOutcomes>& methods, std::span<const Data
 Table per_group_table(const std::vector<MethodOutcomes>& methods, const Dataset& eval) {
   Table table({"method", "group", "set", "layout", "m", "n", "k", "covered", "regret", "top4_regret", "rank",
                "vs_cublas", "pick_kernel", "pick_knobs", "pick_tflops", "best_kernel", "best_knobs", "best_tflops",
-               "cublas_tflops"});
+               "cublas_tflops", "pick_score"});
   // kernel_id and canonical knobs of a row; empty cells for none.
   auto describe = [&](const DataGroup& g, int64_t offset) -> std::pair<Cell, Cell> {
     if (offset < 0) return {Cell{}, Cell{}};
@@ -205,7 +205,7 @@ Table per_group_table(const std::vector<MethodOutcomes>& methods, const Dataset&
                      num(o.vs_cublas), pk, pn,
                      o.pick >= 0 ? num(eval.tflops[g.begin + static_cast<size_t>(o.pick)]) : Cell{}, bk, bn,
                      best >= 0 ? num(eval.tflops[g.begin + static_cast<size_t>(best)]) : Cell{},
-                     num(g.cublas_tflops)});
+                     num(g.cublas_tflops), num(o.pick_score)});
     }
   }
   return table;

@@ -71,7 +71,10 @@ MethodOutcomes real_pick_outcomes(const std::string& name, const Selector& selec
     first += top1;
     first4 += in4 == std::min<size_t>(4, ranking.size());
     GroupOutcome o;
-    if (top1) o = outcome_of_order(std::span<const double>(eval.tflops).subspan(g.begin, g.size()), order, g.cublas_tflops);
+    if (top1) {
+      o = outcome_of_order(std::span<const double>(eval.tflops).subspan(g.begin, g.size()), order, g.cublas_tflops);
+      o.pick_score = ranking[0].score;
+    }
     m.groups.push_back(o);
   }
   m.note = selector.mode() + "; real picks measured: top-1 in " + std::to_string(first) + "/" +
