@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Rebuilds docs/results.md: the shipped model and every baseline of `cks eval` on the evaluation
-# groups of the committed data (data/shards), per layout: the 32 exhaustive evaluation groups of
-# each of TN, NT, NN and TT. Every other model arm, tuned, is in docs/hpo.md.
+# Rebuilds docs/results.md: the side-by-side regret of the real picks (cks analyze sidebyside, the
+# headline), then the shipped model and every baseline of `cks eval` on the evaluation groups of the
+# committed data (data/shards), per layout: the 32 exhaustive evaluation groups of each of TN, NT,
+# NN and TT. Every other model arm, tuned, is in docs/hpo.md.
 #   scripts/eval/results.sh [OUT_DIR]      (about 11 minutes on 2 cores)
-# MODEL=path evaluates another model file; NO_DOC=1 leaves docs/results.md alone.
+# MODEL=path evaluates another model file; NO_DOC=1 leaves docs/results.md alone; REG=path reads a
+# registry merged from data/shards (cks data merge) instead of merging the shards in every call.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:-build/results}
@@ -13,7 +15,7 @@ run() {  # name, cks eval arguments...
   local name=$1; shift
   echo "[results] $name: cks eval $*" >&2
   local t0=$(date +%s)
-  "$CKS" eval --groups evaluation --format json "$@" > "$OUT/$name.json"
+  "$CKS" eval --groups evaluation --format json ${REG:+--registry "$REG"} "$@" > "$OUT/$name.json"
   echo "$*" > "$OUT/$name.args"
   echo $(( $(date +%s) - t0 )) > "$OUT/$name.seconds"
 }
@@ -21,6 +23,13 @@ MODEL=${MODEL:-models/default.json}
 for layout in tn nt nn tt; do
   run default_$layout --model "$MODEL" --layouts $layout --prefilter 1024
 done
+# Like with like: the side-by-side repetitions of the evaluation groups (cks plan sidebyside),
+# the headline of docs/results.md.
+echo "[results] sidebyside: cks analyze sidebyside" >&2
+t0=$(date +%s)
+"$CKS" analyze sidebyside ${REG:+--registry "$REG"} --model "$MODEL" --per-group "$OUT/sidebyside_groups.csv" \
+  --format json > "$OUT/sidebyside.json"
+echo $(( $(date +%s) - t0 )) > "$OUT/sidebyside.seconds"
 [ -n "${NO_DOC:-}" ] && exit 0
 python3 scripts/eval/results_md.py "$OUT" > docs/results.md
 echo "[results] wrote docs/results.md" >&2
