@@ -256,7 +256,8 @@ void Collector::validate() {
 // Plan -> registry (groups, plan items) -> per-group queues of pending items in plan order.
 void Collector::load() {
   plan_ = read_plan(o_.plan_path);
-  reg_ = std::make_unique<Registry>(o_.registry_path);
+  // The one writer of this registry: a second `cks collect` on it fails at once (RegistryLock).
+  reg_ = std::make_unique<Registry>(o_.registry_path, RegistryOptions{.exclusive = true});
   const bool fake = o_.backend == "fake" && !o_.real_compile;  // fake compiles need no descriptor
   for (size_t gi = 0; gi < plan_.groups.size(); ++gi) {
     const PlanGroup& pg = plan_.groups[gi];
