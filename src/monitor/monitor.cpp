@@ -27,6 +27,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -100,6 +101,10 @@ struct GroupState {
   GroupInfo info;
   std::deque<Item> queue;    // items without a final row, in measurement order; retries first
   size_t ready = 0;          // items in `queue` whose kernel library is ready
+  // The first `not_ready` items of `queue` are known not to be ready: dispatch() scans from
+  // there. Reset when a kernel of the group becomes ready or items are put at the front, so
+  // picking work costs O(1) per item, not O(queue) (issue 18, defect 15).
+  size_t not_ready = 0;
   size_t in_flight = 0;      // items being measured
   size_t workers_on = 0;     // workers set up (or setting up) for this group
   bool cublas_recorded = false;
@@ -224,6 +229,8 @@ class Collector {
   double longest_checkpoint_s_ = 0;
   double measure_seconds_ = 0;  // sum over answered measurements (dispatch to result)
   size_t measured_ = 0;
+  std::map<std::tuple<size_t, std::string, std::string>, int> item_kills_;  // (group, kernel, knobs) -> external kills
+  size_t building_ = 0;  // kernels whose status is still `building`
 };
 
 void Collector::validate() {
@@ -288,6 +295,7 @@ void Collector::load() {
     groups_.push_back(std::move(g));
   }
   summary_.groups = groups_.size();
+  building_ = kernels_.size();  // every kernel starts `building`
 }
 
 std::vector<std::string> worker_argv(const CollectOptions& o, int device) {
@@ -412,23 +420,30 @@ void Collector::start_compiles() {
 
 void Collector::mark_ready(const std::string& kernel, const std::string& lib_path, int index) {
   KernelState& ks = kernels_.at(kernel);
+  if (ks.status == KernelStatus::building) --building_;
   ks.status = KernelStatus::ready;
   ks.lib_path = lib_path;
   ks.index = index;
-  for (const auto& [gi, n] : ks.queued_in_group) groups_[gi].ready += n;
+  for (const auto& [gi, n] : ks.queued_in_group) {
+    groups_[gi].ready += n;
+    if (n > 0) groups_[gi].not_ready = 0;
+  }
 }
 
 void Collector::pump_compile() {
   if (!compile_) return;
   while (auto lib = compile_->poll())
     for (const auto& k : lib->kernels) on_kernel_compiled(*lib, k);
-  if (compile_->pending() > 0) return;
-  // Defensive: a kernel the compiler never reported would otherwise wait forever.
-  for (auto& [id, ks] : kernels_)
+  // Defensive: a kernel the compiler never reported would otherwise wait forever. Checked by a
+  // count: scanning every kernel on each turn of the loop made a run quadratic in its items.
+  if (compile_->pending() > 0 || building_ == 0) return;
+  for (auto& [id, ks] : kernels_) {
+    ++summary_.scan_steps;
     if (ks.status == KernelStatus::building) {
       ++summary_.compile_errors;
       drop_kernel(id, KernelStatus::compile_error, "the compile pool returned no result for this kernel");
     }
+  }
 }
 
 void Collector::on_kernel_compiled(const LibraryResult& lib, const KernelCompileInfo& k) {
@@ -489,6 +504,7 @@ void Collector::drop_kernel(const std::string& kernel, KernelStatus final_status
   const std::string status = final_status == KernelStatus::quarantined ? "quarantined" : "compile_error";
   KernelState& ks = kernels_.at(kernel);
   const bool was_ready = ks.status == KernelStatus::ready;
+  if (ks.status == KernelStatus::building) --building_;
   ks.status = final_status;
   ks.final_error = error;
   std::vector<MeasurementRow> rows;
@@ -502,7 +518,9 @@ void Collector::drop_kernel(const std::string& kernel, KernelStatus final_status
       ++summary_.rows[status];
       rows.push_back(std::move(r));
     }
+    summary_.scan_steps += g.queue.size();
     g.queue.erase(keep, g.queue.end());
+    g.not_ready = 0;
     if (was_ready) g.ready -= n;
     n = 0;
   }
@@ -583,9 +601,11 @@ void Collector::assign(Worker& w) {
 
 void Collector::dispatch(Worker& w, size_t gi) {
   GroupState& g = groups_[gi];
-  auto it = std::find_if(g.queue.begin(), g.queue.end(),
-                         [&](const Item& i) { return kernels_.at(i.kernel).status == KernelStatus::ready; });
+  auto it = g.queue.begin() + static_cast<std::ptrdiff_t>(std::min(g.not_ready, g.queue.size()));
+  for (; it != g.queue.end() && kernels_.at(it->kernel).status != KernelStatus::ready; ++it) ++summary_.scan_steps;
+  ++summary_.scan_steps;
   if (it == g.queue.end()) throw std::logic_error("monitor: group " + g.info.key + " counts a ready item it lacks");
+  g.not_ready = static_cast<size_t>(it - g.queue.begin());  // erasing `it` keeps the prefix before it
   Running run;
   run.group = gi;
   run.item = *it;
@@ -828,6 +848,7 @@ void Collector::record_failure(Worker& w, const std::string& status, const std::
   // Retried next: a deterministic failure is confirmed (and its kernel quarantined) before
   // the kernel's other candidates spend attempts on it.
   g.queue.push_front(run.item);
+  g.not_ready = 0;
   ++g.ready;
   ++ks.queued_in_group[run.group];
 }
