@@ -10,10 +10,13 @@
 // stdout, protocol garbage) or timeout (deadline passed, heartbeats silent) is charged to the
 // request it was running: a measurement gets a crash/timeout row; a group set-up gets a
 // crash/timeout cuBLAS row; an idle or starting worker charges nothing. The worker is then
-// killed, reaped and respawned.
+// killed, reaped and respawned. A worker killed from outside (SIGKILL, SIGTERM, SIGINT, SIGHUP:
+// signals a crashing kernel does not raise, e.g. an operator or the OOM killer) is charged
+// nothing: its measurement goes back to the queue and the worker is respawned after a back-off.
 #include "cks/monitor.hpp"
 
 #include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -57,6 +60,15 @@ using worker::RequestType;
 // A GPU whose worker fails this many times in a row outside any request (at start-up or while
 // idle) is given up: nothing can be attributed, so retrying would loop forever.
 constexpr int kMaxIdleFailures = 3;
+// External kills (see the header comment) are not failures of the GPU or of a kernel: the worker
+// is respawned after a back-off (kKillBackoffS doubling per kill in a row, up to kKillBackoffMaxS),
+// up to kMaxExternalKills times in a run per GPU. A candidate whose measurement was killed
+// kMaxExternalKillsPerItem times is charged from then on (its kernel may be what draws the kill:
+// the OOM killer, say), so crash attempts still bound it.
+constexpr int kMaxExternalKills = 100;
+constexpr int kMaxExternalKillsPerItem = 5;
+constexpr double kKillBackoffS = 0.05;
+constexpr double kKillBackoffMaxS = 2.0;
 // A kernel whose results left the worker's context unusable this many times, with no status-ok
 // result in the run, is quarantined (a fatal launch_error is final for its candidate, so
 // max_attempts does not bound these: without this, every group would restart a worker for it).
@@ -135,6 +147,7 @@ enum class WorkerStatus {
   setting_up,  // group request sent
   measuring,   // measure request sent
   exiting,     // reported a fatal result; respawned when it exits
+  backoff,     // killed from outside; respawned at respawn_at
   stopped,     // not restarted (stop, or given up)
 };
 
@@ -157,6 +170,9 @@ struct Worker {
   std::optional<Running> running;
   Clock::time_point deadline, last_heard;
   int idle_failures = 0;  // consecutive failures outside a request (reset by an answered request)
+  int external_kills = 0;  // in this run
+  int kill_streak = 0;     // external kills in a row (reset by an answered request)
+  Clock::time_point respawn_at;
   std::string last_failure;
   bool busy() const { return status == WorkerStatus::setting_up || status == WorkerStatus::measuring; }
 };
@@ -195,6 +211,7 @@ class Collector {
   void on_result(Worker& w, const Event& e);
   void check_timers();
   void fail_worker(Worker& w, const std::string& status, const std::string& reason);
+  bool on_external_kill(Worker& w, int sig, const std::string& how);
   void abandon(Worker& w);
   // rows
   MeasurementRow row(const GroupState& g, const std::string& kernel, const std::string& knobs,
@@ -674,7 +691,8 @@ void Collector::on_readable(Worker& w) {
   if (!protocol_error.empty()) {
     fail_worker(w, "crash", "protocol error: " + protocol_error);
   } else if (read == WorkerProcess::Read::closed) {
-    fail_worker(w, "crash", "worker " + w.proc->reap());
+    const std::string how = "worker " + w.proc->reap();
+    if (!on_external_kill(w, w.proc->term_signal(), how)) fail_worker(w, "crash", how);
   }
 }
 
@@ -684,6 +702,7 @@ void Collector::on_event(Worker& w, const Event& e) {
       if (w.status != WorkerStatus::starting) return;
       if (!first_device_) first_device_ = e.info;
       w.status = WorkerStatus::idle;
+      w.kill_streak = 0;
       return;
     case EventType::group_ready: on_group_ready(w, e); return;
     case EventType::result: on_result(w, e); return;
@@ -700,6 +719,7 @@ void Collector::on_group_ready(Worker& w, const Event& e) {
   w.status = WorkerStatus::idle;
   if (r.status == "ok") {
     w.idle_failures = 0;
+    w.kill_streak = 0;
     if (g.cublas_recorded) return;
     MeasurementRow c = row(g, "cublas", "", "ok", w.name);
     set_timing(c, r.cublas, g.info);
@@ -718,6 +738,7 @@ void Collector::on_result(Worker& w, const Event& e) {
   GroupState& g = groups_[run.group];
   const worker::MeasureResult& res = e.result;
   w.idle_failures = 0;
+  w.kill_streak = 0;
   MeasurementRow r = row(g, run.item.kernel, run.item.knobs, res.status, w.name);
   r.started_at = run.started_at;
   r.attempt = run.attempt;
@@ -760,6 +781,14 @@ void Collector::on_result(Worker& w, const Event& e) {
 void Collector::check_timers() {
   const auto now = Clock::now();
   for (auto& w : workers_) {
+    if (w.status == WorkerStatus::backoff) {
+      if (!stop_.empty()) w.status = WorkerStatus::stopped;
+      else if (now >= w.respawn_at) {
+        spawn(w);
+        ++summary_.respawns;
+      }
+      continue;
+    }
     if (!w.proc || w.status == WorkerStatus::stopped) continue;
     const bool waiting = w.status != WorkerStatus::idle;
     if (waiting && now > w.deadline)
@@ -797,6 +826,7 @@ void Collector::fail_worker(Worker& w, const std::string& status, const std::str
       note(w.name + ": idle worker lost: " + reason);
       break;
     case WorkerStatus::exiting:
+    case WorkerStatus::backoff:
     case WorkerStatus::stopped: break;
   }
   w.proc->kill();
@@ -811,6 +841,53 @@ void Collector::fail_worker(Worker& w, const std::string& status, const std::str
   }
   spawn(w);
   ++summary_.respawns;
+}
+
+// A worker that died of `sig` (0: not a signal) was killed from outside when the signal is one a
+// crashing kernel does not raise. Then nothing is charged (a measurement it was running goes
+// back to the front of its queue, a group set-up is redone), the GPU's failure count is left
+// alone, and the worker is respawned after a back-off. False when the death is the worker's own
+// (a crash: fail_worker charges it), or when this candidate was killed too often to keep
+// excusing it.
+bool Collector::on_external_kill(Worker& w, int sig, const std::string& how) {
+  if (sig != SIGKILL && sig != SIGTERM && sig != SIGINT && sig != SIGHUP) return false;
+  if (w.status == WorkerStatus::measuring) {
+    const Running& run = *w.running;
+    if (++item_kills_[{run.group, run.item.kernel, run.item.knobs}] > kMaxExternalKillsPerItem) return false;
+    GroupState& g = groups_[run.group];
+    KernelState& ks = kernels_.at(run.item.kernel);
+    --g.in_flight;
+    ++ks.queued_in_group[run.group];
+    if (ks.status == KernelStatus::quarantined) {  // by another worker meanwhile: ends like its siblings
+      g.queue.push_back(run.item);
+      drop_kernel(run.item.kernel, KernelStatus::quarantined, ks.final_error);
+    } else {
+      g.queue.push_front(run.item);
+      g.not_ready = 0;
+      ++g.ready;
+    }
+  }
+  w.last_failure = how;
+  ++w.external_kills;
+  ++w.kill_streak;
+  w.proc->kill();
+  w.running.reset();
+  detach(w);
+  if (!stop_.empty()) {
+    w.status = WorkerStatus::stopped;
+    return true;
+  }
+  if (w.external_kills > kMaxExternalKills) {
+    note(w.name + ": " + how + "; giving up on this GPU: its worker was killed " + std::to_string(w.external_kills) +
+         " times in this run");
+    w.status = WorkerStatus::stopped;
+    return true;
+  }
+  const double delay = std::min(kKillBackoffMaxS, kKillBackoffS * std::pow(2.0, std::min(w.kill_streak - 1, 20)));
+  note(w.name + ": " + how + " (killed from outside: nothing charged); respawning in " + fmt_s(delay));
+  w.status = WorkerStatus::backoff;
+  w.respawn_at = after(delay);
+  return true;
 }
 
 void Collector::record_failure(Worker& w, const std::string& status, const std::string& reason) {

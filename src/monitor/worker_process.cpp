@@ -98,6 +98,7 @@ WorkerProcess::Read WorkerProcess::read_events(std::vector<worker::Event>& out) 
 
 void WorkerProcess::kill() {
   if (pid_ > 0 && !reaped_) {
+    killed_by_us_ = true;
     ::kill(pid_, SIGKILL);
     wait_for(pid_, &wait_status_, 0);
     reaped_ = true;
