@@ -40,7 +40,8 @@ void expect_one_ok_row_each(const std::string& db, size_t candidates) {
   const auto by_candidate = rows_by_candidate(rows);
   EXPECT_EQ(by_candidate.size(), candidates);
   for (const auto& [key, rs] : by_candidate) {
-    ASSERT_EQ(rs.size(), 1u) << std::get<1>(key) << " has " << rs.size() << " rows, first " << rs.front().status;
+    ASSERT_EQ(rs.size(), 1u) << std::get<1>(key) << " has " << rs.size() << " rows, first " << rs.front().status
+                             << ": " << rs.front().error;
     EXPECT_EQ(rs.front().status, "ok");
     EXPECT_EQ(rs.front().attempt, 1);
   }
