@@ -179,6 +179,7 @@ TEST(MonitorKillCycle, MonitorAndWorkerKillsLoseNothingAndLeaveNothing) {
     if (HasFatalFailure()) return;
   }
 
+  const size_t rows_during_kills = committed.size();
   // Resume to the end.
   const std::string last = dir / "final.log";
   ASSERT_EQ(run(argv, last), 0) << slurp(last);
@@ -195,9 +196,9 @@ TEST(MonitorKillCycle, MonitorAndWorkerKillsLoseNothingAndLeaveNothing) {
       EXPECT_EQ(it->second, std::vector<std::string>{"ok"}) << kernel << ": exactly one final row, ok";
     }
   const double seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-  std::printf("kill cycle: %d monitor kills (%d runs finished first), %d worker kills, %zu rows, %zu candidates, "
-              "%.1f s\n",
-              monitors_killed, finished_early, workers_killed, committed.size(), g.candidates, seconds);
+  std::printf("kill cycle: %d monitor kills (%d runs finished first), %d worker kills; %zu rows committed between "
+              "kills, %zu after the final run (%zu candidates); %.1f s\n",
+              monitors_killed, finished_early, workers_killed, rows_during_kills, committed.size(), g.candidates, seconds);
   EXPECT_GE(monitors_killed, std::min(monitor_kills, 50));
   EXPECT_GE(workers_killed, std::min(kWorkerKills, monitor_kills));
 }
