@@ -66,7 +66,7 @@ constexpr int kMaxIdleFailures = 3;
 // kMaxExternalKillsPerItem times is charged from then on (its kernel may be what draws the kill:
 // the OOM killer, say), so crash attempts still bound it.
 constexpr int kMaxExternalKills = 100;
-constexpr int kMaxExternalKillsPerItem = 5;
+constexpr int kMaxExternalKillsPerItem = 10;
 constexpr double kKillBackoffS = 0.05;
 constexpr double kKillBackoffMaxS = 2.0;
 // A kernel whose results left the worker's context unusable this many times, with no status-ok
