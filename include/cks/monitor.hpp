@@ -63,6 +63,9 @@ struct CollectSummary {
   size_t respawns = 0;            // workers restarted after a crash, hang or fatal error
   size_t kernels_compiled = 0, compile_errors = 0, kernels_quarantined = 0;
   std::string stop_reason;        // empty: finished; else "time budget" or "signal"
+  // Queue entries and kernels the monitor examined to pick work and to settle compiles: a
+  // measure of its bookkeeping, proportional to the items (tests/monitor/test_monitor_scaling.cpp).
+  size_t scan_steps = 0;
   double seconds = 0;
   // True when every plan item has a final row (nothing left to resume).
   bool complete() const { return remaining == 0; }

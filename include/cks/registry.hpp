@@ -18,6 +18,7 @@
 
 #include "cks/catalogue.hpp"
 #include "cks/common.hpp"
+#include "cks/files.hpp"
 
 struct sqlite3;
 
@@ -53,6 +54,33 @@ struct RegistryOptions {
   Sync sync = Sync::normal;
   int busy_timeout_ms = 30000;  // wait this long for another connection's write lock
   bool create = true;           // false: a missing file is an error (readers)
+  // A reader: the file is opened with SQLITE_OPEN_READONLY and never written, migrated or
+  // switched to another journal mode (a checkpoint stays a rollback-journal file). A missing
+  // file, an empty one and any file that is not a cks registry are errors; an older schema is
+  // migrated on a temporary copy. Only the const readers may be used.
+  bool read_only = false;
+  // A writer that must be alone (`cks collect`, `data merge --out`, `profile import`): holds a
+  // RegistryLock on the file for the object's lifetime.
+  bool exclusive = false;
+};
+
+// An exclusive lock on a registry for one writing process: flock(2) on the sidecar file
+// "<registry>.lock", which holds the holder's pid, host and start time. A second writer fails
+// at once with Error "registry X is in use by pid N (host H, since T)". The kernel drops the
+// lock when its process dies (kill -9 included), so a stale lock file never blocks a resume;
+// a clean release removes the file. Readers take no lock (SQLite's WAL lets them read while
+// the writer writes).
+class RegistryLock {
+ public:
+  explicit RegistryLock(const std::string& registry_path);
+  ~RegistryLock();
+  RegistryLock(const RegistryLock&) = delete;
+  RegistryLock& operator=(const RegistryLock&) = delete;
+  static std::string lock_path(const std::string& registry_path) { return registry_path + ".lock"; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
 };
 
 struct RunInfo {
@@ -113,7 +141,9 @@ struct ProfileRow {
 
 class Registry {
  public:
-  // Opens (creating and migrating as needed) a registry file in WAL mode.
+  // Opens (creating and migrating as needed) a registry file in WAL mode; with
+  // options.read_only, opens an existing registry for reading only (see RegistryOptions). A
+  // file that is not a cks registry is refused before anything in it changes.
   explicit Registry(const std::string& path);
   Registry(const std::string& path, const RegistryOptions& options);
   ~Registry();
@@ -151,14 +181,19 @@ class Registry {
   void insert_measurement(MeasurementRow m);      // one transaction, committed on return
   void insert_measurements(std::vector<MeasurementRow> ms);  // one transaction
 
-  // Consistent snapshot to `dest` through the SQLite backup API (temp file + rename).
+  // Consistent snapshot to `dest` through the SQLite backup API: a self-contained
+  // rollback-journal file, written to a new temp file beside `dest` and renamed onto it.
   void checkpoint(const std::string& dest) const;
 
   sqlite3* handle() const { return db_; }
 
  private:
   struct Impl;  // prepared-statement cache and the lock that serialises use of the connection
+  void open_read_only(const RegistryOptions& options);
+  void open_writable(const RegistryOptions& options);
   std::string path_;
+  std::unique_ptr<RegistryLock> lock_;  // exclusive writers
+  TempPath migrated_;                   // read_only: the migrated copy of an older file
   sqlite3* db_ = nullptr;
   std::unique_ptr<Impl> impl_;
 };
@@ -183,7 +218,9 @@ std::string pack_shard(const std::string& registry_path, const std::string& out_
 std::vector<std::string> pack_shards(const std::string& registry_path, const std::string& out_dir, int parts);
 
 // Data to read: a registry file used in place, or a directory whose *.db.gz shards are merged
-// into a temporary registry (deleted with this object).
+// into a temporary registry (deleted with this object, or by a stop signal). Every shard must be
+// a valid gzip of a cks registry: an empty, truncated or foreign shard is an error. Open path()
+// with RegistryOptions::read_only.
 class DataSource {
  public:
   explicit DataSource(const std::string& registry_or_dir);
@@ -196,7 +233,7 @@ class DataSource {
  private:
   std::string path_;
   size_t shards_ = 0;
-  bool temporary_ = false;
+  TempPath temp_;  // the merged registry of a shard directory
 };
 
 // Readers below use reg.handle() directly: don't share their Registry with a writing thread.

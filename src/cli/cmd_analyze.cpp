@@ -47,12 +47,12 @@ const AnalysisProgress& stderr_progress() {
   return p;
 }
 
-// The registry of --registry or --data, opened for reading (with the shard merge it may need).
+// The registry of --registry or --data, opened read-only (with the shard merge it may need).
 struct ReadOnlyData {
   std::unique_ptr<DataSource> source;
   Registry reg;
   explicit ReadOnlyData(const SourceOpts& o)
-      : source(open_data(o.registry, o.data)), reg(source->path(), RegistryOptions{.create = false}) {}
+      : source(open_data(o.registry, o.data)), reg(source->path(), RegistryOptions{.read_only = true}) {}
 };
 
 AnalysisData read_data(const CommonOpts& o, const HardwareDesc& hw, AnalysisLoadOptions lo) {
@@ -276,7 +276,7 @@ void register_profile(CLI::App& app) {
     take("started_at", run.started_at);
     take("ended_at", run.ended_at);
     run.extra_json = j.dump();
-    Registry reg(*registry);
+    Registry reg(*registry, RegistryOptions{.exclusive = true});  // a writer: one at a time
     const ProfileImportStats st = import_profiles(reg, *dir, items, run);
     Table t({"run_uuid", "chunks", "items", "profiled", "unpaired", "rows"});
     t.add_row({st.run_uuid, static_cast<int64_t>(st.chunks), static_cast<int64_t>(st.items),

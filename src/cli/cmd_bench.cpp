@@ -7,8 +7,14 @@
 #include <iostream>
 #include <random>
 
+#include <stdlib.h>
+
 #include "cks/features.hpp"
+#include "cks/files.hpp"
 #include "cks/models.hpp"
+#include "cks/monitor.hpp"
+#include "cks/plan.hpp"
+#include "cks/registry.hpp"
 #include "cks/selector.hpp"
 #include "cli/commands.hpp"
 #include "cli/selector_opts.hpp"
@@ -143,6 +149,66 @@ void run_bench_select(const BenchSelectOpts& o) {
   t.write(std::cout, f);
 }
 
+struct BenchCollectOpts {
+  std::vector<int> items{2000, 8000};
+  std::string worker;
+  std::string format;
+};
+
+// The monitor's own cost per measured item: one group of N items of the fake backend (no GPU,
+// no compile, measurements answered at once), collected into a fresh registry in a temporary
+// directory. Linear bookkeeping shows as a flat us_per_item and scan_steps_per_item across N
+// (issue 18, defect 15: 2,000 items took 0.83 s and 8,000 took 6.1 s).
+void run_bench_collect(const BenchCollectOpts& o) {
+  const Format f = parse_format(o.format);
+  if (o.items.empty()) throw Error("--items needs at least one size");
+  for (int n : o.items)
+    if (n < 1 || n > 1000000) throw Error("--items: sizes must be in [1, 1000000] (got " + std::to_string(n) + ")");
+  Table t({"items", "seconds", "cpu_seconds", "us_per_item", "cpu_us_per_item", "scan_steps_per_item"});
+  for (int n : o.items) {
+    std::string tmpl = temp_dir() + "/cks-bench-collect-XXXXXX";
+    if (!::mkdtemp(tmpl.data())) throw Error("cannot create a temporary directory in " + temp_dir());
+    const std::filesystem::path dir = tmpl;
+    struct Cleanup {
+      std::filesystem::path p;
+      ~Cleanup() {
+        std::error_code ec;
+        std::filesystem::remove_all(p, ec);
+      }
+    } cleanup{dir};
+    Plan plan;
+    plan.name = "bench";
+    plan.created_by = "cks bench collect";
+    PlanGroup g;
+    g.group.m = 4096;
+    g.group.n = 4096;
+    g.group.k = 4096;
+    g.group.key = group_key(4096, 4096, 4096, Layout::tn);
+    g.group.policy = "bench";
+    g.group.budget = n;
+    const std::string knobs = RuntimeKnobs{}.canonical();
+    for (int i = 0; i < n; ++i) g.candidates.emplace_back("k" + hex64(fnv1a64("bench" + std::to_string(i))), knobs);
+    plan.groups.push_back(std::move(g));
+    write_plan(plan, (dir / "plan.jsonl").string());
+    CollectOptions co;
+    co.plan_path = (dir / "plan.jsonl").string();
+    co.registry_path = (dir / "reg.db").string();
+    co.backend = "fake";
+    co.worker_exe = o.worker;
+    co.gpus = {0};
+    co.progress_every_s = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    const double cpu0 = cpu_seconds();
+    const CollectSummary s = collect(co);
+    const double secs = seconds_since(t0), cpu = cpu_seconds() - cpu0;
+    if (!s.complete()) throw Error("bench collect: the fake collection of " + std::to_string(n) + " items did not finish");
+    const double items = static_cast<double>(n);
+    t.add_row({int64_t{n}, secs, cpu, secs / items * 1e6, cpu / items * 1e6, static_cast<double>(s.scan_steps) / items});
+    progress("bench collect", t.size(), o.items.size());
+  }
+  t.write(std::cout, f);
+}
+
 }  // namespace
 
 void register_bench(CLI::App& app) {
@@ -169,6 +235,14 @@ void register_bench(CLI::App& app) {
   add_selector_options(sel, so.selector, &so.exhaustive);
   add_format(sel, so.format, "md");
   sel->callback([] { run_bench_select(so); });
+
+  auto* col = bench->add_subcommand(
+      "collect", "the collection monitor's cost per item: one group of N items on the fake backend, no GPU");
+  static BenchCollectOpts co;
+  col->add_option("--items", co.items, "group sizes, comma-separated")->delimiter(',')->capture_default_str();
+  col->add_option("--worker", co.worker, "cks-worker executable (default: next to cks)");
+  add_format(col, co.format, "md");
+  col->callback([] { run_bench_collect(co); });
 }
 
 }  // namespace cks::cli

@@ -48,7 +48,7 @@ void write_registry_plan(const char* command, const SourceOpts& src, const std::
                          const std::function<Plan(const Registry&)>& make) {
   auto source = open_data(src.registry, src.data);
   RegistryOptions ropt;
-  ropt.create = false;
+  ropt.read_only = true;
   const Registry reg(source->path(), ropt);
   const Plan p = make(reg);
   write_plan(p, out);
@@ -391,8 +391,8 @@ void register_plan_command(CLI::App& app) {
     const Plan p = read_plan(rem_plan);
     auto source = open_data(rem_src.registry, rem_src.data);
     RegistryOptions ropt;
-    ropt.create = false;
-    Registry reg(source->path(), ropt);
+    ropt.read_only = true;
+    const Registry reg(source->path(), ropt);
     const Plan left = remaining_plan(p, reg, rem_attempts, fs::path(rem_out).stem().string());
     write_plan(left, rem_out);
     std::fprintf(stderr, "cks plan remaining: %s: %zu of %zu groups, %zu of %zu candidates left\n", rem_out.c_str(),

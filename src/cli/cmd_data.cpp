@@ -11,9 +11,10 @@ namespace {
 
 using json = nlohmann::ordered_json;
 
-RegistryOptions existing_only() {
+// Stats and export only read: the file is opened read-only and never changed.
+RegistryOptions read_only() {
   RegistryOptions o;
-  o.create = false;
+  o.read_only = true;
   return o;
 }
 
@@ -66,7 +67,7 @@ void register_stats(CLI::App* data) {
   cmd->callback([src, fmt] {
     const Format format = parse_format(*fmt);
     auto source = open_data(src->registry, src->data);
-    Registry reg(source->path(), existing_only());
+    const Registry reg(source->path(), read_only());
     print_stats(registry_stats(reg), format);
   });
 }
@@ -92,7 +93,7 @@ void register_export(CLI::App* data) {
     if (!layout->empty()) filter->layout = parse_layout(*layout);
     filter->include_cublas = !*no_cublas;
     auto source = open_data(src->registry, src->data);
-    Registry reg(source->path(), existing_only());
+    const Registry reg(source->path(), read_only());
     std::ios::sync_with_stdio(false);
     export_measurements(reg, *filter, format, std::cout);
     std::cout.flush();

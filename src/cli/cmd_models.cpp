@@ -51,8 +51,8 @@ Dataset read_dataset(const SourceOpts& src, std::string& origin) {
   auto source = open_source(src);
   origin = src.registry.empty() ? (src.data.empty() ? kDefaultShards : src.data) : src.registry;
   RegistryOptions ro;
-  ro.create = false;
-  Registry reg(source->path(), ro);
+  ro.read_only = true;
+  const Registry reg(source->path(), ro);
   Dataset d = load_dataset(reg, default_hw(), stderr_progress());
   if (d.skipped_unknown)
     std::cerr << "cks: note: " << d.skipped_unknown << " measured candidates are not in this build's catalogue (skipped)\n";

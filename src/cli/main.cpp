@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "cks/common.hpp"
+#include "cks/files.hpp"
 #include "cli/commands.hpp"
 
 namespace {
@@ -37,6 +38,7 @@ void install_fatal_handlers() {
 
 int main(int argc, char** argv) {
   install_fatal_handlers();
+  cks::install_temp_cleanup();  // Ctrl-C / SIGTERM remove temporaries (decompressed shards, ...)
   CLI::App app{"cks: hardware-aware CUTLASS kernel selection for BF16 GEMM on Hopper"};
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("cks ") + CKS_VERSION);

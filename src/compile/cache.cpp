@@ -1,12 +1,10 @@
 #include "compile/cache.hpp"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <filesystem>
 #include <fstream>
 
 #include "cks/common.hpp"
+#include "cks/files.hpp"
 
 namespace cks::compile {
 
@@ -21,22 +19,6 @@ std::string library_file(const std::string& cache_dir, const std::string& hash) 
 }
 std::string sidecar_file(const std::string& cache_dir, const std::string& hash) {
   return cache_dir + "/cks_" + hash + ".json";
-}
-
-void write_file_atomic(const std::string& path, const std::string& text) {
-  static std::atomic<unsigned> counter{0};
-  const std::string tmp = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-  {
-    std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-    f << text;
-    if (!f.flush()) throw Error("cannot write " + tmp);
-  }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    throw Error("cannot write " + path);
-  }
 }
 
 std::optional<std::vector<KernelCompileInfo>> load_sidecar(const std::string& cache_dir, const std::string& hash) {

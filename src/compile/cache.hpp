@@ -27,7 +27,4 @@ std::optional<std::vector<KernelCompileInfo>> load_sidecar(const std::string& ca
 void store_sidecar(const std::string& cache_dir, const std::string& hash, const std::vector<KernelCompileInfo>& kernels,
                    const std::map<std::string, std::vector<std::string>>& warnings, const nlohmann::json& meta);
 
-// Writes `text` to `path` through a temporary file and rename(), so readers never see a partial file.
-void write_file_atomic(const std::string& path, const std::string& text);
-
 }  // namespace cks::compile

@@ -28,6 +28,7 @@
 
 #include "cks/common.hpp"
 #include "cks/compile.hpp"
+#include "cks/files.hpp"
 #include "cks/kernel_lib_abi.h"
 #include "compile/cache.hpp"
 #include "compile/process.hpp"
@@ -359,7 +360,7 @@ struct CompilePool::Impl {
     const std::string src = base + ".cu", log = base + ".log", lib = compile::library_file(o.cache_dir, hash);
     static std::atomic<unsigned> counter{0};
     const std::string tmp_lib = lib + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-    compile::write_file_atomic(src, generate_tu(kernels));
+    write_file_atomic(src, generate_tu(kernels));
     std::error_code ec;
     fs::remove(log, ec);
     std::vector<std::string> argv{nvcc};

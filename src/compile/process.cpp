@@ -3,7 +3,9 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -48,18 +50,86 @@ std::string ExitStatus::describe() const {
   return "exit code " + std::to_string(code);
 }
 
+namespace {
+
+// The guardian's handler for the monitor's death (PR_SET_PDEATHSIG) and for stop signals: the
+// whole process group goes, the compiler tree and the guardian itself.
+extern "C" void guardian_kill_group(int) {
+  ::kill(0, SIGKILL);
+  ::_exit(128 + SIGKILL);
+}
+
+constexpr int kGuardianSignals[] = {SIGUSR1, SIGTERM, SIGINT, SIGHUP};
+
+// Runs in the forked guardian: async-signal-safe calls only.
+[[noreturn]] void guardian(pid_t monitor, const char* exe, char* const* args, int log_fd, int null_fd) {
+  ::setpgid(0, 0);
+  struct sigaction sa {};
+  sa.sa_handler = guardian_kill_group;
+  sigfillset(&sa.sa_mask);
+  for (int sig : kGuardianSignals) ::sigaction(sig, &sa, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::prctl(PR_SET_PDEATHSIG, SIGUSR1);  // sent when the thread that forked us ends
+  if (::getppid() != monitor) guardian_kill_group(0);  // the monitor died before prctl
+  ::dup2(null_fd, STDIN_FILENO);
+  ::dup2(log_fd, STDOUT_FILENO);
+  ::dup2(log_fd, STDERR_FILENO);
+#ifdef SYS_close_range
+  ::syscall(SYS_close_range, 3u, ~0u, 0u);  // e.g. the registry's lock and database files
+#endif
+  const pid_t self = ::getpid();
+  const pid_t child = ::fork();
+  if (child < 0) ::_exit(127);
+  if (child == 0) {
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    for (int sig : kGuardianSignals) ::sigaction(sig, &dfl, nullptr);
+    ::sigaction(SIGPIPE, &dfl, nullptr);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != self) ::_exit(127);
+    ::execv(exe, args);
+    ::_exit(127);
+  }
+  int st = 0;
+  while (::waitpid(child, &st, 0) < 0)
+    if (errno != EINTR) ::_exit(127);
+  if (WIFEXITED(st)) ::_exit(WEXITSTATUS(st));
+  // Die of the compiler's signal, so the monitor sees how it ended.
+  const int sig = WTERMSIG(st);
+  struct sigaction dfl {};
+  dfl.sa_handler = SIG_DFL;
+  ::sigaction(sig, &dfl, nullptr);
+  ::kill(self, sig);
+  ::_exit(128 + sig);
+}
+
+}  // namespace
+
 pid_t spawn_logged(const std::vector<std::string>& argv, const std::string& log_path) {
   if (argv.empty()) throw Error("cannot start an empty command");
-  SpawnSetup s;
-  posix_spawn_file_actions_addopen(&s.actions, STDOUT_FILENO, log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&s.actions, STDOUT_FILENO, STDERR_FILENO);
-  posix_spawn_file_actions_addopen(&s.actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawnattr_setflags(&s.attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&s.attr, 0);
+  const std::string exe = which(argv[0]);
+  if (exe.empty()) throw Error("cannot start " + argv[0] + ": not found or not executable");
+  const int log_fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (log_fd < 0) throw Error("cannot start " + argv[0] + ": cannot open '" + log_path + "': " + std::strerror(errno));
+  const int null_fd = ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+  if (null_fd < 0) {
+    const int err = errno;
+    ::close(log_fd);
+    throw Error("cannot start " + argv[0] + ": cannot open /dev/null: " + std::strerror(err));
+  }
   auto args = c_argv(argv);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &s.actions, &s.attr, args.data(), environ);
-  if (rc != 0) throw Error("cannot start " + argv[0] + ": " + std::strerror(rc));
+  const pid_t monitor = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid == 0) guardian(monitor, exe.c_str(), args.data(), log_fd, null_fd);
+  const int err = errno;
+  ::close(log_fd);
+  ::close(null_fd);
+  if (pid < 0) throw Error("cannot start " + argv[0] + ": " + std::strerror(err));
+  // The guardian makes itself a group leader; doing it here too closes the race with an early
+  // kill_group() (whichever runs first wins, the other fails harmlessly).
+  ::setpgid(pid, pid);
   return pid;
 }
 

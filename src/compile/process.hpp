@@ -1,6 +1,6 @@
 // Child processes for the compile pool: nvcc runs in its own process group with stdout and
 // stderr going to a log file, so the whole compiler tree (nvcc, cicc, ptxas, gcc) can be stopped
-// by its group id.
+// by its group id, and that group dies with the process that started it.
 #pragma once
 #include <sys/types.h>
 
@@ -16,8 +16,13 @@ struct ExitStatus {
   std::string describe() const;  // "exit code 2" / "killed by signal 9"
 };
 
-// Starts argv[0] (searched in PATH) as the leader of a new process group, stdout and stderr
-// appended to log_path. Throws cks::Error when it cannot be started.
+// Starts argv[0] (searched in PATH), stdout and stderr appended to log_path, under a guardian:
+// a forked copy of this process that leads a new process group, runs argv in it and exits the
+// way argv did (its exit code, or killed by the same signal). The guardian dies with the thread
+// that spawned it (PR_SET_PDEATHSIG), and then kills its whole group, so a monitor killed with
+// kill -9 leaves no compiler behind (nvcc's own children included, which a death signal on nvcc
+// alone would not reach). Returns the guardian's pid (= the group id). Throws cks::Error when
+// it cannot be started.
 pid_t spawn_logged(const std::vector<std::string>& argv, const std::string& log_path);
 // Waits for a child started by spawn_logged.
 ExitStatus wait_child(pid_t pid);

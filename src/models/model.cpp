@@ -3,6 +3,7 @@
 #include <sstream>
 #include <thread>
 
+#include "cks/files.hpp"
 #include "cks/models.hpp"
 #include "models/rankers.hpp"
 
@@ -143,15 +144,9 @@ std::string Model::serialize() const {
 
 void Model::save(const std::string& path) const {
   const std::string text = serialize();
-  // Write a sibling temp file and rename: a reader never sees a half-written model.
-  const std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot write model file '" + path + "'");
-    out << text;
-    if (!out.flush()) throw Error("cannot write model file '" + path + "' (disk full?)");
-  }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw Error("cannot write model file '" + path + "'");
+  // A new sibling temp file renamed into place: a reader never sees a half-written model, and
+  // nothing is written through a symlink (cks/files.hpp).
+  write_file_atomic(path, text);
 }
 
 std::unique_ptr<Model> Model::load(const std::string& path) {

@@ -10,10 +10,13 @@
 // stdout, protocol garbage) or timeout (deadline passed, heartbeats silent) is charged to the
 // request it was running: a measurement gets a crash/timeout row; a group set-up gets a
 // crash/timeout cuBLAS row; an idle or starting worker charges nothing. The worker is then
-// killed, reaped and respawned.
+// killed, reaped and respawned. A worker killed from outside (SIGKILL, SIGTERM, SIGINT, SIGHUP:
+// signals a crashing kernel does not raise, e.g. an operator or the OOM killer) is charged
+// nothing: its measurement goes back to the queue and the worker is respawned after a back-off.
 #include "cks/monitor.hpp"
 
 #include <poll.h>
+#include <signal.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +30,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -56,6 +60,15 @@ using worker::RequestType;
 // A GPU whose worker fails this many times in a row outside any request (at start-up or while
 // idle) is given up: nothing can be attributed, so retrying would loop forever.
 constexpr int kMaxIdleFailures = 3;
+// External kills (see the header comment) are not failures of the GPU or of a kernel: the worker
+// is respawned after a back-off (kKillBackoffS doubling per kill in a row, up to kKillBackoffMaxS),
+// up to kMaxExternalKills times in a run per GPU. A candidate whose measurement was killed
+// kMaxExternalKillsPerItem times is charged from then on (its kernel may be what draws the kill:
+// the OOM killer, say), so crash attempts still bound it.
+constexpr int kMaxExternalKills = 100;
+constexpr int kMaxExternalKillsPerItem = 10;
+constexpr double kKillBackoffS = 0.05;
+constexpr double kKillBackoffMaxS = 2.0;
 // A kernel whose results left the worker's context unusable this many times, with no status-ok
 // result in the run, is quarantined (a fatal launch_error is final for its candidate, so
 // max_attempts does not bound these: without this, every group would restart a worker for it).
@@ -100,6 +113,10 @@ struct GroupState {
   GroupInfo info;
   std::deque<Item> queue;    // items without a final row, in measurement order; retries first
   size_t ready = 0;          // items in `queue` whose kernel library is ready
+  // The first `not_ready` items of `queue` are known not to be ready: dispatch() scans from
+  // there. Reset when a kernel of the group becomes ready or items are put at the front, so
+  // picking work costs O(1) per item, not O(queue) (issue 18, defect 15).
+  size_t not_ready = 0;
   size_t in_flight = 0;      // items being measured
   size_t workers_on = 0;     // workers set up (or setting up) for this group
   bool cublas_recorded = false;
@@ -134,6 +151,7 @@ enum class WorkerStatus {
   setting_up,  // group request sent
   measuring,   // measure request sent
   exiting,     // reported a fatal result; respawned when it exits
+  backoff,     // killed from outside; respawned at respawn_at
   stopped,     // not restarted (stop, or given up)
 };
 
@@ -156,6 +174,9 @@ struct Worker {
   std::optional<Running> running;
   Clock::time_point deadline, last_heard;
   int idle_failures = 0;  // consecutive failures outside a request (reset by an answered request)
+  int external_kills = 0;  // in this run
+  int kill_streak = 0;     // external kills in a row (reset by an answered request)
+  Clock::time_point respawn_at;
   std::string last_failure;
   bool busy() const { return status == WorkerStatus::setting_up || status == WorkerStatus::measuring; }
 };
@@ -194,6 +215,7 @@ class Collector {
   void on_result(Worker& w, const Event& e);
   void check_timers();
   void fail_worker(Worker& w, const std::string& status, const std::string& reason);
+  bool on_external_kill(Worker& w, int sig, const std::string& how);
   void abandon(Worker& w);
   // rows
   MeasurementRow row(const GroupState& g, const std::string& kernel, const std::string& knobs,
@@ -228,6 +250,8 @@ class Collector {
   double longest_checkpoint_s_ = 0;
   double measure_seconds_ = 0;  // sum over answered measurements (dispatch to result)
   size_t measured_ = 0;
+  std::map<std::tuple<size_t, std::string, std::string>, int> item_kills_;  // (group, kernel, knobs) -> external kills
+  size_t building_ = 0;  // kernels whose status is still `building`
 };
 
 void Collector::validate() {
@@ -260,7 +284,8 @@ void Collector::validate() {
 // Plan -> registry (groups, plan items) -> per-group queues of pending items in plan order.
 void Collector::load() {
   plan_ = read_plan(o_.plan_path);
-  reg_ = std::make_unique<Registry>(o_.registry_path);
+  // The one writer of this registry: a second `cks collect` on it fails at once (RegistryLock).
+  reg_ = std::make_unique<Registry>(o_.registry_path, RegistryOptions{.exclusive = true});
   const bool fake = o_.backend == "fake" && !o_.real_compile;  // fake compiles need no descriptor
   for (size_t gi = 0; gi < plan_.groups.size(); ++gi) {
     const PlanGroup& pg = plan_.groups[gi];
@@ -293,6 +318,7 @@ void Collector::load() {
     groups_.push_back(std::move(g));
   }
   summary_.groups = groups_.size();
+  building_ = kernels_.size();  // every kernel starts `building`
 }
 
 std::vector<std::string> worker_argv(const CollectOptions& o, int device) {
@@ -417,23 +443,30 @@ void Collector::start_compiles() {
 
 void Collector::mark_ready(const std::string& kernel, const std::string& lib_path, int index) {
   KernelState& ks = kernels_.at(kernel);
+  if (ks.status == KernelStatus::building) --building_;
   ks.status = KernelStatus::ready;
   ks.lib_path = lib_path;
   ks.index = index;
-  for (const auto& [gi, n] : ks.queued_in_group) groups_[gi].ready += n;
+  for (const auto& [gi, n] : ks.queued_in_group) {
+    groups_[gi].ready += n;
+    if (n > 0) groups_[gi].not_ready = 0;
+  }
 }
 
 void Collector::pump_compile() {
   if (!compile_) return;
   while (auto lib = compile_->poll())
     for (const auto& k : lib->kernels) on_kernel_compiled(*lib, k);
-  if (compile_->pending() > 0) return;
-  // Defensive: a kernel the compiler never reported would otherwise wait forever.
-  for (auto& [id, ks] : kernels_)
+  // Defensive: a kernel the compiler never reported would otherwise wait forever. Checked by a
+  // count: scanning every kernel on each turn of the loop made a run quadratic in its items.
+  if (compile_->pending() > 0 || building_ == 0) return;
+  for (auto& [id, ks] : kernels_) {
+    ++summary_.scan_steps;
     if (ks.status == KernelStatus::building) {
       ++summary_.compile_errors;
       drop_kernel(id, KernelStatus::compile_error, "the compile pool returned no result for this kernel");
     }
+  }
 }
 
 void Collector::on_kernel_compiled(const LibraryResult& lib, const KernelCompileInfo& k) {
@@ -494,6 +527,7 @@ void Collector::drop_kernel(const std::string& kernel, KernelStatus final_status
   const std::string status = final_status == KernelStatus::quarantined ? "quarantined" : "compile_error";
   KernelState& ks = kernels_.at(kernel);
   const bool was_ready = ks.status == KernelStatus::ready;
+  if (ks.status == KernelStatus::building) --building_;
   ks.status = final_status;
   ks.final_error = error;
   std::vector<MeasurementRow> rows;
@@ -507,7 +541,9 @@ void Collector::drop_kernel(const std::string& kernel, KernelStatus final_status
       ++summary_.rows[status];
       rows.push_back(std::move(r));
     }
+    summary_.scan_steps += g.queue.size();
     g.queue.erase(keep, g.queue.end());
+    g.not_ready = 0;
     if (was_ready) g.ready -= n;
     n = 0;
   }
@@ -588,9 +624,11 @@ void Collector::assign(Worker& w) {
 
 void Collector::dispatch(Worker& w, size_t gi) {
   GroupState& g = groups_[gi];
-  auto it = std::find_if(g.queue.begin(), g.queue.end(),
-                         [&](const Item& i) { return kernels_.at(i.kernel).status == KernelStatus::ready; });
+  auto it = g.queue.begin() + static_cast<std::ptrdiff_t>(std::min(g.not_ready, g.queue.size()));
+  for (; it != g.queue.end() && kernels_.at(it->kernel).status != KernelStatus::ready; ++it) ++summary_.scan_steps;
+  ++summary_.scan_steps;
   if (it == g.queue.end()) throw std::logic_error("monitor: group " + g.info.key + " counts a ready item it lacks");
+  g.not_ready = static_cast<size_t>(it - g.queue.begin());  // erasing `it` keeps the prefix before it
   Running run;
   run.group = gi;
   run.item = *it;
@@ -659,7 +697,8 @@ void Collector::on_readable(Worker& w) {
   if (!protocol_error.empty()) {
     fail_worker(w, "crash", "protocol error: " + protocol_error);
   } else if (read == WorkerProcess::Read::closed) {
-    fail_worker(w, "crash", "worker " + w.proc->reap());
+    const std::string how = "worker " + w.proc->reap();
+    if (!on_external_kill(w, w.proc->term_signal(), how)) fail_worker(w, "crash", how);
   }
 }
 
@@ -669,6 +708,7 @@ void Collector::on_event(Worker& w, const Event& e) {
       if (w.status != WorkerStatus::starting) return;
       if (!first_device_) first_device_ = e.info;
       w.status = WorkerStatus::idle;
+      w.kill_streak = 0;
       return;
     case EventType::group_ready: on_group_ready(w, e); return;
     case EventType::result: on_result(w, e); return;
@@ -685,6 +725,7 @@ void Collector::on_group_ready(Worker& w, const Event& e) {
   w.status = WorkerStatus::idle;
   if (r.status == "ok") {
     w.idle_failures = 0;
+    w.kill_streak = 0;
     if (g.cublas_recorded) return;
     MeasurementRow c = row(g, "cublas", "", "ok", w.name);
     set_timing(c, r.cublas, g.info);
@@ -703,6 +744,7 @@ void Collector::on_result(Worker& w, const Event& e) {
   GroupState& g = groups_[run.group];
   const worker::MeasureResult& res = e.result;
   w.idle_failures = 0;
+  w.kill_streak = 0;
   MeasurementRow r = row(g, run.item.kernel, run.item.knobs, res.status, w.name);
   r.started_at = run.started_at;
   r.attempt = run.attempt;
@@ -745,6 +787,14 @@ void Collector::on_result(Worker& w, const Event& e) {
 void Collector::check_timers() {
   const auto now = Clock::now();
   for (auto& w : workers_) {
+    if (w.status == WorkerStatus::backoff) {
+      if (!stop_.empty()) w.status = WorkerStatus::stopped;
+      else if (now >= w.respawn_at) {
+        spawn(w);
+        ++summary_.respawns;
+      }
+      continue;
+    }
     if (!w.proc || w.status == WorkerStatus::stopped) continue;
     const bool waiting = w.status != WorkerStatus::idle;
     if (waiting && now > w.deadline)
@@ -782,6 +832,7 @@ void Collector::fail_worker(Worker& w, const std::string& status, const std::str
       note(w.name + ": idle worker lost: " + reason);
       break;
     case WorkerStatus::exiting:
+    case WorkerStatus::backoff:
     case WorkerStatus::stopped: break;
   }
   w.proc->kill();
@@ -796,6 +847,53 @@ void Collector::fail_worker(Worker& w, const std::string& status, const std::str
   }
   spawn(w);
   ++summary_.respawns;
+}
+
+// A worker that died of `sig` (0: not a signal) was killed from outside when the signal is one a
+// crashing kernel does not raise. Then nothing is charged (a measurement it was running goes
+// back to the front of its queue, a group set-up is redone), the GPU's failure count is left
+// alone, and the worker is respawned after a back-off. False when the death is the worker's own
+// (a crash: fail_worker charges it), or when this candidate was killed too often to keep
+// excusing it.
+bool Collector::on_external_kill(Worker& w, int sig, const std::string& how) {
+  if (sig != SIGKILL && sig != SIGTERM && sig != SIGINT && sig != SIGHUP) return false;
+  if (w.status == WorkerStatus::measuring) {
+    const Running& run = *w.running;
+    if (++item_kills_[{run.group, run.item.kernel, run.item.knobs}] > kMaxExternalKillsPerItem) return false;
+    GroupState& g = groups_[run.group];
+    KernelState& ks = kernels_.at(run.item.kernel);
+    --g.in_flight;
+    ++ks.queued_in_group[run.group];
+    if (ks.status == KernelStatus::quarantined) {  // by another worker meanwhile: ends like its siblings
+      g.queue.push_back(run.item);
+      drop_kernel(run.item.kernel, KernelStatus::quarantined, ks.final_error);
+    } else {
+      g.queue.push_front(run.item);
+      g.not_ready = 0;
+      ++g.ready;
+    }
+  }
+  w.last_failure = how;
+  ++w.external_kills;
+  ++w.kill_streak;
+  w.proc->kill();
+  w.running.reset();
+  detach(w);
+  if (!stop_.empty()) {
+    w.status = WorkerStatus::stopped;
+    return true;
+  }
+  if (w.external_kills > kMaxExternalKills) {
+    note(w.name + ": " + how + "; giving up on this GPU: its worker was killed " + std::to_string(w.external_kills) +
+         " times in this run");
+    w.status = WorkerStatus::stopped;
+    return true;
+  }
+  const double delay = std::min(kKillBackoffMaxS, kKillBackoffS * std::pow(2.0, std::min(w.kill_streak - 1, 20)));
+  note(w.name + ": " + how + " (killed from outside: nothing charged); respawning in " + fmt_s(delay));
+  w.status = WorkerStatus::backoff;
+  w.respawn_at = after(delay);
+  return true;
 }
 
 void Collector::record_failure(Worker& w, const std::string& status, const std::string& reason) {
@@ -833,6 +931,7 @@ void Collector::record_failure(Worker& w, const std::string& status, const std::
   // Retried next: a deterministic failure is confirmed (and its kernel quarantined) before
   // the kernel's other candidates spend attempts on it.
   g.queue.push_front(run.item);
+  g.not_ready = 0;
   ++g.ready;
   ++ks.queued_in_group[run.group];
 }

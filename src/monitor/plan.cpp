@@ -6,10 +6,12 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "cks/common.hpp"
+#include "cks/files.hpp"
 #include "cks/sampling.hpp"
 
 namespace cks {
@@ -198,10 +200,9 @@ Plan read_plan(const std::string& path) {
 }
 
 void write_plan(const Plan& plan, const std::string& path) {
-  const std::string tmp = path + ".tmp";
+  // Built in memory, then written through a new temp file renamed onto `path` (cks/files.hpp).
+  std::ostringstream out;
   {
-    std::ofstream out(tmp, std::ios::trunc);
-    if (!out) throw Error("cannot write plan '" + tmp + "'");
     ordered_json header{{"plan_version", kPlanVersion}, {"name", plan.name}, {"created_by", plan.created_by}};
     const json extra = json::parse(plan.header_json);
     for (auto it = extra.begin(); it != extra.end(); ++it) header[it.key()] = *it;
@@ -228,12 +229,8 @@ void write_plan(const Plan& plan, const std::string& path) {
       }
       out << line.dump() << '\n';
     }
-    out.flush();
-    if (!out) throw Error("cannot write plan '" + tmp + "'");
   }
-  std::error_code ec;
-  fs::rename(tmp, path, ec);
-  if (ec) throw Error("cannot write plan '" + path + "': " + ec.message());
+  write_file_atomic(path, out.view());
 }
 
 std::vector<CandidateRef> exhaustive_candidates(const std::string& pool_path, Layout layout, bool default_knobs) {

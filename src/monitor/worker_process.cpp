@@ -9,7 +9,10 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include "cks/common.hpp"
@@ -31,6 +34,23 @@ pid_t wait_for(pid_t pid, int* status, int flags) {
   do r = ::waitpid(pid, status, flags);
   while (r < 0 && errno == EINTR);
   return r;
+}
+
+// True while the kernel is tearing the process down (PF_EXITING in /proc/<pid>/stat): it died
+// already and only needs CPU to finish, which a loaded machine may withhold for a while.
+bool exiting(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  const size_t close = line.rfind(')');
+  if (close == std::string::npos) return false;
+  std::istringstream rest(line.substr(close + 1));
+  std::string field;
+  unsigned long flags = 0;
+  for (int i = 3; i <= 9 && rest >> field; ++i)  // fields 3 (state) .. 9 (flags)
+    if (i == 9) flags = std::strtoul(field.c_str(), nullptr, 10);
+  constexpr unsigned long kPfExiting = 0x4;
+  return (flags & kPfExiting) != 0;
 }
 
 }  // namespace
@@ -98,6 +118,7 @@ WorkerProcess::Read WorkerProcess::read_events(std::vector<worker::Event>& out) 
 
 void WorkerProcess::kill() {
   if (pid_ > 0 && !reaped_) {
+    killed_by_us_ = true;
     ::kill(pid_, SIGKILL);
     wait_for(pid_, &wait_status_, 0);
     reaped_ = true;
@@ -111,6 +132,10 @@ std::string WorkerProcess::reap() {
     if (wait_for(pid_, &wait_status_, WNOHANG) == pid_) reaped_ = true;
     else std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  // Dying (of a signal from outside, say) but slow to finish: how it died still counts, so wait
+  // for it rather than kill it, which would hide that (term_signal() reports only deaths that
+  // were not the monitor's doing).
+  if (!reaped_ && exiting(pid_) && wait_for(pid_, &wait_status_, 0) == pid_) reaped_ = true;
   if (!reaped_) {
     kill();
     return "closed its output and was killed";

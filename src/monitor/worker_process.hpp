@@ -2,6 +2,7 @@
 // stdout, read without blocking, killed and reaped on demand.
 #pragma once
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include <string>
 #include <vector>
@@ -38,11 +39,15 @@ class WorkerProcess {
   // After `closed`: reaps the process (killing it if it lingers) and says how it ended,
   // e.g. "killed by signal 11 (Segmentation fault)" or "exited with status 3".
   std::string reap();
+  // After reap(): the signal that ended the process (0 when it exited, or when this object
+  // killed it itself).
+  int term_signal() const { return reaped_ && !killed_by_us_ && WIFSIGNALED(wait_status_) ? WTERMSIG(wait_status_) : 0; }
 
  private:
   pid_t pid_ = -1;
   int in_fd_ = -1, out_fd_ = -1;
   bool reaped_ = false;
+  bool killed_by_us_ = false;
   int wait_status_ = 0;
   worker::LineReader reader_;
   void close_fds();

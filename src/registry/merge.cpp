@@ -58,56 +58,51 @@ std::vector<std::pair<std::string, std::string>> merge_statements(sqlite3* db, b
 }
 
 // A source ready to ATTACH: a .db.gz is decompressed, an older schema migrated, both on a
-// temporary copy (sources are never modified).
+// temporary copy (sources are never modified: a .db source is only ever opened read-only).
 struct PreparedSource {
   std::string path;
-  std::unique_ptr<reg::TempDb> temp;
+  TempPath temp;
 };
 
 PreparedSource prepare_source(const std::string& src) {
   if (!reg::file_exists(src)) throw Error("no registry or shard at '" + src + "'");
-  PreparedSource p{src, nullptr};
+  PreparedSource p{src, {}};
   if (reg::ends_with(src, ".gz")) {
-    p.temp = std::make_unique<reg::TempDb>(reg::make_temp_file("shard", ".db"));
-    reg::gunzip_file(src, p.temp->path);
-    p.path = p.temp->path;
+    p.temp = reg::temp_db("shard");
+    reg::gunzip_file(src, p.temp.path());
+    p.path = p.temp.path();
   }
   int version;
   {
     sqlite3* db = reg::open_db(p.path, SQLITE_OPEN_READONLY);
     try {
-      version = reg::file_schema_version(db);
-    } catch (const Error& e) {
+      version = reg::checked_schema_version(db, src, false);
+    } catch (...) {
       reg::close_db(db);
-      throw Error("'" + src + "' is not a cks registry (" + e.what() + ")");
+      throw;
     }
-    reg::close_db(db);
-  }
-  if (version == 0) throw Error("'" + src + "' is not a cks registry (no schema version)");
-  reg::check_not_newer(version, src);
-  if (version < reg::current_schema_version()) {
-    if (!p.temp) {
-      auto copy = std::make_unique<reg::TempDb>(reg::make_temp_file("migrate", ".db"));
-      sqlite3* db = reg::open_db(p.path, SQLITE_OPEN_READONLY);
+    if (version < reg::current_schema_version() && p.temp.empty()) {
+      TempPath copy = reg::temp_db("migrate");
       try {
-        reg::backup_to_file(db, copy->path);
+        reg::backup_to_file(db, copy.path());
       } catch (...) {
         reg::close_db(db);
         throw;
       }
-      reg::close_db(db);
       p.temp = std::move(copy);
-      p.path = p.temp->path;
+      p.path = p.temp.path();
     }
-    Registry migrated(p.path);  // migrates on open
+    reg::close_db(db);
   }
+  if (version < reg::current_schema_version()) Registry migrated(p.path);  // migrates the temporary copy on open
   return p;
 }
 
 // Merges one prepared source into `db` in one transaction; adds the new rows to `stats`.
 void merge_one(sqlite3* db, const std::string& src_path, bool plan_items, MergeStats& stats) {
+  // Read-only: attaching a source must never write it (nor checkpoint its WAL on detach).
   Stmt attach(db, "ATTACH DATABASE ?1 AS src");
-  attach.bind_all(src_path).run();
+  attach.bind_all(reg::file_uri(src_path, "mode=ro")).run();
   try {
     const auto statements = merge_statements(db, plan_items);
     reg::Transaction tx(db);
@@ -149,7 +144,9 @@ MergeStats merge_into(Registry& out, const std::vector<std::string>& sources, bo
 }  // namespace
 
 MergeStats merge_registries(const std::string& dest, const std::vector<std::string>& sources, bool plan_items) {
-  Registry out(dest);
+  RegistryOptions o;
+  o.exclusive = true;
+  Registry out(dest, o);
   return merge_into(out, sources, plan_items);
 }
 
@@ -170,22 +167,31 @@ DataSource::DataSource(const std::string& registry_or_dir) {
     const auto sa = fs::file_size(a), sb = fs::file_size(b);
     return sa != sb ? sa > sb : a < b;
   });
-  reg::TempDb merged(reg::make_temp_file("data", ".db"));
-  reg::gunzip_file(shards.front(), merged.path);
+  TempPath merged = reg::temp_db("data");
+  reg::gunzip_file(shards.front(), merged.path());
   {
-    Registry out(merged.path);  // migrates an older base; refuses a newer one or a foreign file
+    // The base must be a registry like every other shard (an empty one would pass for an empty
+    // registry); an older one is migrated, a newer one refused.
+    sqlite3* db = reg::open_db(merged.path(), SQLITE_OPEN_READONLY);
+    try {
+      reg::checked_schema_version(db, shards.front(), false);
+    } catch (...) {
+      reg::close_db(db);
+      throw;
+    }
+    reg::close_db(db);
+  }
+  {
+    Registry out(merged.path());
     reg::exec(out.handle(), "PRAGMA synchronous=OFF");  // a throwaway copy: no need to survive a crash
     merge_into(out, std::vector<std::string>(shards.begin() + 1, shards.end()));
   }
-  path_ = merged.path;
-  merged.path.clear();  // ownership passes to this object
+  path_ = merged.path();
+  temp_ = std::move(merged);
   shards_ = shards.size();
-  temporary_ = true;
 }
 
-DataSource::~DataSource() {
-  if (temporary_) reg::remove_db_files(path_);
-}
+DataSource::~DataSource() = default;
 
 std::unique_ptr<DataSource> open_data(const std::string& registry, const std::string& data_dir) {
   if (!registry.empty()) {

@@ -111,22 +111,54 @@ struct Registry::Impl {
 Registry::Registry(const std::string& path) : Registry(path, RegistryOptions{}) {}
 
 Registry::Registry(const std::string& path, const RegistryOptions& options) : path_(path) {
-  if (!options.create && !reg::file_exists(path)) throw Error("no registry at '" + path + "'");
-  db_ = reg::open_db(path, SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0));
+  if (options.read_only) open_read_only(options);
+  else open_writable(options);
+}
+
+void Registry::open_read_only(const RegistryOptions& options) {
+  if (!reg::file_exists(path_)) throw Error("no registry at '" + path_ + "'");
+  db_ = reg::open_db(path_, SQLITE_OPEN_READONLY);
   try {
     sqlite3_busy_timeout(db_, options.busy_timeout_ms);
+    const int version = reg::checked_schema_version(db_, path_, false);
+    if (version < reg::current_schema_version()) {
+      // An older file is read through a migrated temporary copy; the file itself is untouched.
+      migrated_ = reg::temp_db("readonly");
+      reg::backup_to_file(db_, migrated_.path());
+      reg::close_db(db_);
+      db_ = nullptr;
+      db_ = reg::open_db(migrated_.path(), SQLITE_OPEN_READWRITE);
+      sqlite3_busy_timeout(db_, options.busy_timeout_ms);
+      reg::migrate(db_, path_);
+    }
+    impl_ = std::make_unique<Impl>(db_);
+  } catch (...) {
+    reg::close_db(db_);
+    throw;
+  }
+}
+
+void Registry::open_writable(const RegistryOptions& options) {
+  if (!options.create && !reg::file_exists(path_)) throw Error("no registry at '" + path_ + "'");
+  // The lock comes first: a second writer is refused before it opens (or creates) anything.
+  if (options.exclusive) lock_ = std::make_unique<RegistryLock>(path_);
+  db_ = reg::open_db(path_, SQLITE_OPEN_READWRITE | (options.create ? SQLITE_OPEN_CREATE : 0));
+  try {
+    sqlite3_busy_timeout(db_, options.busy_timeout_ms);
+    // A file that is not a registry is refused before anything in it changes (the journal mode
+    // below is written into the file's header).
+    reg::checked_schema_version(db_, path_, true);
     // Switching to WAL must happen outside a transaction; it persists in the file header.
-    // It is the first read of the file, so it is where a file that is not SQLite fails.
     std::string mode;
     try {
       Stmt wal(db_, "PRAGMA journal_mode=WAL");
       if (wal.step()) mode = wal.col_text(0);
     } catch (const Error&) {
-      throw Error("cannot open registry '" + path + "': " + sqlite3_errmsg(db_));
+      throw Error("cannot open registry '" + path_ + "': " + sqlite3_errmsg(db_));
     }
-    if (mode != "wal") throw Error("registry '" + path + "': cannot enable WAL mode (unsupported file system?)");
+    if (mode != "wal") throw Error("registry '" + path_ + "': cannot enable WAL mode (unsupported file system?)");
     reg::exec(db_, options.sync == Sync::full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
-    reg::migrate(db_, path);
+    reg::migrate(db_, path_);
     impl_ = std::make_unique<Impl>(db_);
   } catch (...) {
     reg::close_db(db_);
@@ -375,17 +407,19 @@ void Registry::checkpoint(const std::string& dest) const {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::equivalent(dest, path_, ec)) throw Error("cannot checkpoint registry '" + path_ + "' onto itself");
-  const std::string tmp = dest + ".tmp";
-  reg::remove_db_files(tmp);  // leftovers of an interrupted checkpoint
+  // A new temp file beside `dest` (never a predictable name that could be a planted symlink).
+  AtomicOutput out(dest, true);
   {
     std::lock_guard lock(impl_->mu);
-    reg::backup_to_file(db_, tmp);
+    reg::backup_to_file(db_, out.temp_path());
   }
   // A stale rollback journal beside `dest` would be "replayed" into the new file.
   ::unlink((dest + "-journal").c_str());
-  if (std::rename(tmp.c_str(), dest.c_str()) != 0)
-    throw Error("cannot move checkpoint into place at '" + dest + "': " + std::strerror(errno));
-  reg::fsync_parent_dir(dest);
+  try {
+    out.commit();
+  } catch (const Error& e) {
+    throw Error("cannot move checkpoint into place: " + std::string(e.what()));
+  }
 }
 
 }  // namespace cks

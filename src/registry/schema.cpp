@@ -119,6 +119,25 @@ void check_not_newer(int version, const std::string& path) {
                 "): use a newer cks");
 }
 
+int checked_schema_version(sqlite3* db, const std::string& path, bool allow_empty) {
+  int version = 0;
+  bool tables = false;
+  try {
+    version = file_schema_version(db);
+    tables = query_int(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name NOT IN ('meta')") > 0;
+  } catch (const Error& e) {
+    const int code = sqlite3_errcode(db) & 0xff;  // primary code (extended codes are on)
+    if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT || code == SQLITE_CANTOPEN || code == SQLITE_IOERR)
+      throw Error("cannot open registry '" + path + "': " + sqlite3_errmsg(db));
+    throw;
+  }
+  check_not_newer(version, path);
+  if (version == 0 && tables)
+    throw Error("'" + path + "' is an SQLite file but not a cks registry (it has tables and no schema version)");
+  if (version == 0 && !allow_empty) throw Error("'" + path + "' is not a cks registry (it is empty)");
+  return version;
+}
+
 void migrate(sqlite3* db, const std::string& path) {
   int version = file_schema_version(db);
   check_not_newer(version, path);

@@ -30,7 +30,7 @@ std::vector<std::string> pack_shards(const std::string& registry_path, const std
   namespace fs = std::filesystem;
   if (parts < 1) throw Error("a registry is packed into at least one shard");
   RegistryOptions opts;
-  opts.create = false;
+  opts.read_only = true;  // packing only reads the registry
   Registry r(registry_path, opts);
   std::string name = shard_name(r.handle(), registry_path);
   std::error_code ec;
@@ -58,10 +58,10 @@ std::vector<std::string> pack_shards(const std::string& registry_path, const std
   for (int part = 0; part < parts; ++part) {
     const std::string& shard = shards[static_cast<size_t>(part)];
     // VACUUM INTO: a compact, consistent copy without free pages or the WAL.
-    reg::TempDb copy(reg::make_temp_file("pack", ".db"));
-    reg::Stmt(r.handle(), "VACUUM INTO ?1").bind_all(copy.path).run();
+    TempPath copy = reg::temp_db("pack");
+    reg::Stmt(r.handle(), "VACUUM INTO ?1").bind_all(reg::file_uri(copy.path())).run();
     {
-      sqlite3* db = reg::open_db(copy.path, SQLITE_OPEN_READWRITE);
+      sqlite3* db = reg::open_db(copy.path(), SQLITE_OPEN_READWRITE);
       try {
         reg::exec(db, "PRAGMA journal_mode=DELETE");  // one self-contained file once decompressed
         if (parts > 1) {
@@ -83,18 +83,16 @@ std::vector<std::string> pack_shards(const std::string& registry_path, const std
       }
       reg::close_db(db);
     }
-    const std::string tmp = shard + ".tmp";
-    ::unlink(tmp.c_str());
-    reg::gzip_file(copy.path, tmp);
+    AtomicOutput out(shard);
+    reg::gzip_file(copy.path(), out.temp_path());
     // link() fails if the shard appeared meanwhile, so a shard is never replaced.
-    if (::link(tmp.c_str(), shard.c_str()) != 0) {
-      const int err = errno;
-      ::unlink(tmp.c_str());
-      if (err == EEXIST) throw refuse(shard);
-      throw Error("cannot create shard '" + shard + "': " + std::strerror(err));
+    if (reg::file_exists(shard)) throw refuse(shard);
+    try {
+      out.commit_new();
+    } catch (const Error& e) {
+      if (reg::file_exists(shard)) throw refuse(shard);
+      throw Error("cannot create shard: " + std::string(e.what()));
     }
-    ::unlink(tmp.c_str());
-    reg::fsync_parent_dir(shard);
   }
   return shards;
 }

@@ -5,6 +5,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -103,9 +104,26 @@ int64_t query_int(sqlite3* db, const std::string& sql) {
   return s.step() ? s.col_int(0) : 0;
 }
 
+std::string file_uri(const std::string& path, std::string_view query) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out = "file:";
+  // An absolute path keeps its leading '/' ("file:/a/b"); a relative one stays relative.
+  for (unsigned char c : path) {
+    if (std::isalnum(c) || c == '/' || c == '-' || c == '_' || c == '.' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  if (!query.empty()) out += "?" + std::string(query);
+  return out;
+}
+
 sqlite3* open_db(const std::string& path, int flags) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db, flags, nullptr);
+  int rc = sqlite3_open_v2(file_uri(path).c_str(), &db, flags | SQLITE_OPEN_URI, nullptr);
   if (rc != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close_v2(db);
@@ -118,7 +136,7 @@ sqlite3* open_db(const std::string& path, int flags) {
 void close_db(sqlite3* db) { sqlite3_close_v2(db); }
 
 void backup_to_file(sqlite3* src, const std::string& path) {
-  sqlite3* dst = open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
+  sqlite3* dst = open_db(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOFOLLOW);
   try {
     sqlite3_backup* b = sqlite3_backup_init(dst, "main", src, "main");
     if (!b) throw_sqlite(dst, "registry backup to '" + path + "'");
@@ -158,20 +176,7 @@ void remove_db_files(const std::string& path) {
   for (const char* suffix : {"", "-wal", "-shm", "-journal"}) ::unlink((path + suffix).c_str());
 }
 
-std::string make_temp_file(const std::string& stem, const std::string& suffix, const std::string& dir) {
-  std::string base = dir;
-  if (base.empty()) {
-    const char* t = std::getenv("TMPDIR");
-    base = t && *t ? t : "/tmp";
-  }
-  std::string tmpl = base + "/cks-" + stem + "-XXXXXX" + suffix;
-  std::vector<char> buf(tmpl.begin(), tmpl.end());
-  buf.push_back('\0');
-  int fd = ::mkstemps(buf.data(), static_cast<int>(suffix.size()));
-  if (fd < 0) throw Error("cannot create a temporary file in '" + base + "': " + std::strerror(errno));
-  ::close(fd);
-  return std::string(buf.data());
-}
+TempPath temp_db(const std::string& stem) { return make_temp("", "cks-" + stem + "-", ".db", true); }
 
 namespace {
 constexpr size_t kChunk = 1 << 20;
@@ -213,15 +218,24 @@ void gzip_file(const std::string& src, const std::string& dest) {
 }
 
 void gunzip_file(const std::string& src, const std::string& dest) {
+  // An empty file reads as an empty stream (an empty registry): refuse it like any corrupt shard.
+  struct stat st;
+  if (::stat(src.c_str(), &st) != 0) throw Error("cannot read shard '" + src + "': " + std::strerror(errno));
+  if (st.st_size == 0) throw Error("corrupt shard '" + src + "': empty file");
   GzFile in{gzopen(src.c_str(), "rb")};
   if (!in.f) throw Error("cannot read shard '" + src + "': " + std::strerror(errno));
   StdFile out{std::fopen(dest.c_str(), "wb")};
   if (!out.f) throw Error("cannot write '" + dest + "': " + std::strerror(errno));
   std::vector<char> buf(kChunk);
   int got;
-  while ((got = gzread(in.f, buf.data(), static_cast<unsigned>(buf.size()))) > 0)
+  bool first = true;
+  while ((got = gzread(in.f, buf.data(), static_cast<unsigned>(buf.size()))) > 0) {
+    // zlib passes a file that is not gzip through unchanged ("transparent" reading).
+    if (first && gzdirect(in.f)) throw Error("corrupt shard '" + src + "': not a gzip file");
+    first = false;
     if (std::fwrite(buf.data(), 1, static_cast<size_t>(got), out.f) != static_cast<size_t>(got))
       throw Error("cannot write '" + dest + "': " + std::strerror(errno));
+  }
   if (got < 0) {
     int errnum = 0;
     throw Error("corrupt shard '" + src + "': " + gzerror(in.f, &errnum));

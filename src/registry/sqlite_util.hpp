@@ -9,6 +9,8 @@
 #include <unordered_map>
 #include <utility>
 
+#include "cks/files.hpp"
+
 namespace cks::reg {
 
 // Throws cks::Error "<what>: <sqlite message>".
@@ -95,7 +97,12 @@ class Transaction {
 // One scalar from a query with no parameters (0 when it returns no row).
 int64_t query_int(sqlite3* db, const std::string& sql);
 
-// Opens a connection (throws Error). flags: SQLITE_OPEN_* values.
+// A "file:" URI naming `path` exactly (every character but unreserved ones and '/'
+// percent-encoded), with `query` ("mode=ro", ...) appended when not empty.
+std::string file_uri(const std::string& path, std::string_view query = "");
+// Opens a connection (throws Error). flags: SQLITE_OPEN_* values. The path is passed as a URI
+// (file_uri), so a name that looks like one ("file:x?mode=rwc") still means that file; ATTACH
+// on the connection takes URIs too.
 sqlite3* open_db(const std::string& path, int flags);
 void close_db(sqlite3* db);
 
@@ -109,20 +116,12 @@ bool file_exists(const std::string& path);
 void fsync_path(const std::string& path);       // file or directory
 void fsync_parent_dir(const std::string& path);
 void remove_db_files(const std::string& path);  // path, path-wal, path-shm, path-journal
-// Removes a temporary database (and its sidecar files) when it goes out of scope.
-class TempDb {
- public:
-  explicit TempDb(std::string path = "") : path(std::move(path)) {}
-  ~TempDb() {
-    if (!path.empty()) remove_db_files(path);
-  }
-  TempDb(const TempDb&) = delete;
-  TempDb& operator=(const TempDb&) = delete;
-  std::string path;
-};
-// A new empty file "<dir>/cks-<stem>-XXXXXX<suffix>" ($TMPDIR, else /tmp, when dir is empty).
-std::string make_temp_file(const std::string& stem, const std::string& suffix, const std::string& dir = "");
+// A new empty temporary database "$TMPDIR/cks-<stem>-XXXXXX.db", removed with its sidecar
+// files when the returned object goes, or by a stop signal (cks/files.hpp).
+TempPath temp_db(const std::string& stem);
 void gzip_file(const std::string& src, const std::string& dest);
+// Throws Error "corrupt shard '<src>': ..." for an empty file, one that is not gzip, or a
+// truncated or corrupt stream.
 void gunzip_file(const std::string& src, const std::string& dest);
 bool ends_with(std::string_view s, std::string_view suffix);
 

@@ -40,10 +40,12 @@ struct Fault {
 //   crash_once@<kernel_id>[/<knobs>]:<marker_path>
 //   crash:p=<probability>                 every measurement crashes with this probability
 //   slow=<microseconds>                   every measurement takes at least this long
+//   slow_start=<microseconds>             the worker's start-up (its hello) takes this long
 struct FaultSpec {
   std::vector<Fault> faults;
   double crash_p = 0;
   double slow_us = 0;
+  double slow_start_us = 0;
 
   static FaultSpec parse(std::string_view spec);  // throws cks::Error naming the bad item
   // The first fault a measurement of (kernel_id, knobs) hits (compile_error excluded), if any.

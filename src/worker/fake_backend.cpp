@@ -40,6 +40,9 @@ class FakeBackend final : public Backend {
   FakeBackend(fake::FaultSpec spec, uint64_t seed) : spec_(std::move(spec)), seed_(seed) {}
 
   DeviceInfo info() override {
+    // The first hello is the worker's start-up: a slow one gives a window to kill it in.
+    if (spec_.slow_start_us > 0 && !started_) std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(spec_.slow_start_us));
+    started_ = true;
     DeviceInfo d;
     d.backend = "fake";
     d.gpu_name = "Fake H200 (fault injection)";
@@ -122,6 +125,7 @@ class FakeBackend final : public Backend {
   uint64_t seed_;
   GroupSpec group_;
   bool have_group_ = false;
+  bool started_ = false;
 };
 
 }  // namespace

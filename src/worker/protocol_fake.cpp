@@ -67,6 +67,10 @@ FaultSpec FaultSpec::parse(std::string_view spec) {
       out.slow_us = parse_number(item.substr(5), item);
       continue;
     }
+    if (item.starts_with("slow_start=")) {
+      out.slow_start_us = parse_number(item.substr(11), item);
+      continue;
+    }
     if (item.starts_with("crash:p=")) {
       out.crash_p = parse_number(item.substr(8), item);
       if (out.crash_p > 1) throw Error("bad fault spec item '" + std::string(item) + "': probability above 1");
@@ -75,8 +79,8 @@ FaultSpec FaultSpec::parse(std::string_view spec) {
     const size_t at = item.find('@');
     if (at == std::string_view::npos)
       throw Error("bad fault spec item '" + std::string(item) +
-                  "' (expected <kind>@<kernel_id>[/<knobs>], crash_once@<kernel_id>[/<knobs>]:<marker>, crash:p=<p> or "
-                  "slow=<us>)");
+                  "' (expected <kind>@<kernel_id>[/<knobs>], crash_once@<kernel_id>[/<knobs>]:<marker>, crash:p=<p>, "
+                  "slow=<us> or slow_start=<us>)");
     const std::string_view kind = item.substr(0, at);
     Fault f;
     bool known = false;

@@ -13,9 +13,8 @@
 #include <thread>
 
 #include "monitor/collect_fixture.hpp"
+#include "monitor/process_util.hpp"
 #include "worker/fake.hpp"
-
-extern char** environ;
 
 namespace cks::test {
 namespace {
@@ -24,62 +23,11 @@ using namespace std::chrono_literals;
 
 constexpr long kM = 512, kN = 256, kK = 2048;
 
-// Runs `argv` with stdout and stderr appended to `log`; returns its pid.
-pid_t spawn(const std::vector<std::string>& argv, const std::string& log) {
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, STDOUT_FILENO, STDERR_FILENO);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  const int rc = posix_spawn(&pid, args[0], &fa, nullptr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error("posix_spawn failed");
-  return pid;
-}
-
-// Exit status, or -signal when killed.
-int wait_for(pid_t pid) {
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st);
-}
-
-int run(const std::vector<std::string>& argv, const std::string& log) { return wait_for(spawn(argv, log)); }
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-size_t count_rows(const std::string& db) {
-  return static_cast<size_t>(std::stol(query_text(db, "SELECT count(*) FROM measurements")));
-}
-
-// Polls until the registry has at least `n` measurement rows (or the timeout passes).
-bool wait_rows(const std::string& db, size_t n, std::chrono::seconds timeout) {
-  const auto until = std::chrono::steady_clock::now() + timeout;
-  while (std::chrono::steady_clock::now() < until) {
-    if (std::filesystem::exists(db) && count_rows(db) >= n) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return false;
-}
-
 // cks-worker processes started with `--seed <seed>` that are still alive.
 int live_workers_with_seed(uint64_t seed) {
   int n = 0;
-  for (const auto& e : std::filesystem::directory_iterator("/proc")) {
-    std::ifstream in(e.path() / "cmdline", std::ios::binary);
-    std::string cmd((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    std::replace(cmd.begin(), cmd.end(), '\0', ' ');
-    if (cmd.find("cks-worker") != std::string::npos && cmd.find("--seed " + std::to_string(seed) + " ") != std::string::npos) ++n;
-  }
+  for (const auto& p : processes_with("--seed " + std::to_string(seed) + " "))
+    n += p.cmdline.find("cks-worker") != std::string::npos;
   return n;
 }
 
