@@ -86,8 +86,10 @@ GroupInfo parse_group_info(const json& g, const Where& w) {
 }
 
 // The knob settings a plan may name for a kernel: knob_settings() of the kernel when it is in the
-// group layout's catalogue; for an ID outside it (the fake backend's tests) any setting that some
-// catalogue kernel admits. Out-of-range knobs (s=-1, s=999, k=-4) are refused either way.
+// group layout's catalogue, or CUTLASS's defaults (r=h,s=1,d=h,k=1: what every kernel runs without
+// runtime arguments; older registries measured them); for an ID outside the catalogue (the fake
+// backend's tests) any setting that some catalogue kernel admits. Out-of-range knobs (s=-1,
+// s=999, k=-4) are refused either way.
 class KnobCheck {
  public:
   explicit KnobCheck(Layout layout) : cat_(Catalogue::get(layout)) {}
@@ -96,6 +98,7 @@ class KnobCheck {
     if (const auto idx = cat_.find(kernel_id)) {
       auto [it, fresh] = by_kernel_.try_emplace(*idx);
       if (fresh) it->second = knob_settings(cat_.kernels()[*idx]);
+      if (knobs == RuntimeKnobs{}) return "";
       for (const auto& k : it->second)
         if (k == knobs) return "";
       return "knobs " + knobs.canonical() + " are not a setting of kernel " + kernel_id + " (it admits " +

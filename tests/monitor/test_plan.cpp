@@ -43,7 +43,7 @@ TEST(MonitorPlan, WriteReadRoundTrip) {
   PlanGroup pg;
   pg.group = {"", 4096, 1024, 256, Layout::nt, "eval", R"({"class":"llm"})", "top", 2, 77};
   pg.group.key = group_key(4096, 1024, 256, Layout::nt);
-  pg.candidates = {{fake_kernel(1), kDefaultKnobs}, {fake_kernel(2), "r=n,s=8,d=sk,k=4"}};
+  pg.candidates = {{fake_kernel(1), kDefaultKnobs}, {fake_kernel(2), "r=n,s=1,d=sk,k=4"}};
   plan.groups.push_back(pg);
   write_plan(plan, dir / "p.jsonl");
   EXPECT_FALSE(std::filesystem::exists(dir / "p.jsonl.tmp"));
