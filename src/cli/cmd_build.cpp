@@ -101,8 +101,8 @@ void register_codegen(CLI::App& app) {
     static CompileOptions opts;
     static std::string fmt;
     add_selection(cmd, sel);
-    cmd->add_option("--jobs,-j", opts.jobs, "parallel nvcc processes (0: from cores and memory)")->check(uint_in(0, 4096))->capture_default_str();
-    cmd->add_option("--kernels-per-tu", opts.kernels_per_tu, "kernels per translation unit")->check(uint_in(1, 4096))->capture_default_str();
+    cmd->add_option("--jobs,-j", opts.jobs, "parallel nvcc processes (0: from cores and memory)")->transform(uint_in(0, 4096))->capture_default_str();
+    cmd->add_option("--kernels-per-tu", opts.kernels_per_tu, "kernels per translation unit")->transform(uint_in(1, 4096))->capture_default_str();
     cmd->add_option("--cache", opts.cache_dir, "kernel library cache directory")->capture_default_str();
     cmd->add_option("--cutlass", opts.cutlass_dir, "CUTLASS root with include/ and tools/util/include/ (default: found)");
     cmd->add_option("--nvcc", opts.nvcc, "nvcc executable")->capture_default_str();

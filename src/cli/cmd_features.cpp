@@ -119,7 +119,7 @@ void register_features(CLI::App& app) {
     schema->excludes(cmd->get_option(name));
   }
   cmd->add_option("--kernel", o.kernel_id, "only the candidates of this kernel ID");
-  cmd->add_option("--limit", o.limit, "at most N rows (0: all)")->check(count())->capture_default_str();
+  cmd->add_option("--limit", o.limit, "at most N rows (0: all)")->transform(count())->capture_default_str();
   add_format(cmd, o.format, "csv");
   cmd->callback([cmd] { run_features(cmd, o); });
 }

@@ -57,7 +57,7 @@ void register_sample(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--budget", o.budget, "candidates to sample: a number, or auto (2000; 1000 largest; 3000 atypical)")
       ->capture_default_str();
-  cmd->add_option("--seed", o.seed, "seed of the random draws")->check(seed())->capture_default_str();
+  cmd->add_option("--seed", o.seed, "seed of the random draws")->transform(seed())->capture_default_str();
   cmd->add_option("--pool", o.pool, "restrict the pool to the kernel IDs in this file (one per line)");
   add_format(cmd, o.format);
   cmd->callback([] {

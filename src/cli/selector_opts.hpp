@@ -18,18 +18,18 @@ inline void add_selector_options(CLI::App* cmd, SelectorOptions& o, bool* exhaus
   if (exhaustive) {
     auto* p = cmd->add_option("--prefilter", o.prefilter,
                               "candidates the prefilter keeps for the model (0 = exhaustive: the model scores "
-                              "every candidate of the catalogue)")->check(count())
+                              "every candidate of the catalogue)")->transform(count())
                   ->capture_default_str();
     cmd->add_flag("--exhaustive", *exhaustive, "rank the whole catalogue with the model (no prefilter)")->excludes(p);
   }
   cmd->add_option("--cascade-terms", o.cascade_terms,
-                  "XGBoost: trees scoring every prefiltered candidate before the best get the rest (0 = all trees)")->check(count())
+                  "XGBoost: trees scoring every prefiltered candidate before the best get the rest (0 = all trees)")->transform(count())
       ->capture_default_str();
-  cmd->add_option("--cascade-keep", o.cascade_keep, "XGBoost: candidates that get every tree")->check(count())->capture_default_str();
+  cmd->add_option("--cascade-keep", o.cascade_keep, "XGBoost: candidates that get every tree")->transform(count())->capture_default_str();
   cmd->add_option("--prior-weight", o.prior_weight,
                   "weight of the model prior in the prefilter key (0 = static score only)")->check(non_negative_real())
       ->capture_default_str();
-  cmd->add_option("--prior-terms", o.prior_terms, "XGBoost: trees scoring the prior (computed once per layout)")->check(count())
+  cmd->add_option("--prior-terms", o.prior_terms, "XGBoost: trees scoring the prior (computed once per layout)")->transform(count())
       ->capture_default_str();
   cmd->add_option_function<std::string>(
          "--prior-mode",

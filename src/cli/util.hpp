@@ -23,7 +23,8 @@ inline CLI::Option* add_format(CLI::App* cmd, std::string& fmt, const char* def 
 // CLI11's own conversion is lax (strtoll base 0: "010" is octal, "-1" wraps into an unsigned,
 // overflow saturates; doubles take nan and inf), so:
 //   integers: optional '-', decimal digits only, in [lo, hi]; the text is rewritten to its
-//             canonical decimal form, so the conversion reads exactly what was checked;
+//             canonical decimal form, so the conversion reads exactly what was checked (attach
+//             them with ->transform(), which lets a validator rewrite; ->check() would not);
 //   reals:    a finite number (no nan, no inf, no overflow) in [lo, hi] (lo excluded when open_lo).
 CLI::Validator int_in(int64_t lo, int64_t hi);
 CLI::Validator uint_in(uint64_t lo, uint64_t hi);
@@ -44,9 +45,9 @@ struct ProblemOpts {
 };
 inline void add_problem(CLI::App* cmd, ProblemOpts& p, bool with_preset = true) {
   // Sign and overflow here; range and alignment in validate_problem (cks::check_problem).
-  cmd->add_option("--m", p.m, "rows of A and D")->required()->check(int_in(INT64_MIN, INT64_MAX));
-  cmd->add_option("--n", p.n, "columns of B and D")->required()->check(int_in(INT64_MIN, INT64_MAX));
-  cmd->add_option("--k", p.k, "contraction dimension")->required()->check(int_in(INT64_MIN, INT64_MAX));
+  cmd->add_option("--m", p.m, "rows of A and D")->required()->transform(int_in(INT64_MIN, INT64_MAX));
+  cmd->add_option("--n", p.n, "columns of B and D")->required()->transform(int_in(INT64_MIN, INT64_MAX));
+  cmd->add_option("--k", p.k, "contraction dimension")->required()->transform(int_in(INT64_MIN, INT64_MAX));
   cmd->add_option("--layout", p.layout, "operand layout: tn, nt, nn or tt")->required();
   if (with_preset) cmd->add_option("--preset", p.preset, "hardware preset")->capture_default_str();
 }

@@ -16,7 +16,9 @@ std::string capi_error(int64_t m, int64_t n, int64_t k, const char* layout) {
   uint32_t count = 0;
   const int rc = cks_selector_select(h, m, n, k, layout, 4, out, &count);
   const std::string err = rc == 0 ? "" : cks_last_error();
-  if (rc == 0) EXPECT_EQ(count, 4u);
+  if (rc == 0) {
+    EXPECT_EQ(count, 4u);
+  }
   cks_selector_free(h);
   return err;
 }
