@@ -46,7 +46,24 @@ if [ "${CKS_SKIP_PIP:-0}" != 1 ]; then
   python3 -m pip install -q -r scripts/requirements.txt || log "warning: some Python tools failed to install"
 fi
 
+# ccache when present: CI machines keep its cache between runs, a rebuild then takes seconds.
+LAUNCHER=()
+if command -v ccache >/dev/null 2>&1; then
+  export CCACHE_BASEDIR="$ROOT"
+  LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache)
+fi
+
 log "configuring and building (jobs=$JOBS)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "${LAUNCHER[@]}" >/dev/null
 cmake --build build -j "$JOBS"
 log "done: build/bin/cks"
+
+# The sanitizer build (ASan + UBSan, docs/reliability.md) in CI or on request: build-asan/ with
+# the test binary and the two executables it runs; ctest's `sanitize` test runs its core suites.
+if [ "${CI:-}" = true ] || [ "${CKS_SANITIZE_BUILD:-0}" = 1 ]; then
+  log "configuring and building the sanitizer build build-asan/ (jobs=$JOBS)"
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
+    -DCKS_SANITIZE=ON -DCKS_WITH_TORCH=OFF -DCKS_BUILD_BENCH=OFF "${LAUNCHER[@]}" >/dev/null
+  cmake --build build-asan -j "$JOBS" --target cks_tests
+  log "done: build-asan/bin/cks_tests"
+fi

@@ -37,7 +37,10 @@ int cks_selector_create_static(cks_selector_handle* out);
 int cks_selector_free(cks_selector_handle handle);
 
 /* Writes the best min(top_k, candidates) candidates of the problem, best first, into
- * results[0 .. *out_count). layout is "tn", "nt", "nn" or "tt". Cached per problem. */
+ * results[0 .. *out_count). layout is "tn", "nt", "nn" or "tt". Cached per problem.
+ * The problem is checked as `cks select` checks it (cks::check_problem in cks/catalogue.hpp, same
+ * message): M, N, K in [1, 2^31-1]; the layout's contiguous dimensions multiples of 8 (tn: M, K;
+ * nt: M, N; nn: M, K; tt: M, N, K; D is column-major, so M always). Otherwise -1. */
 int cks_selector_select(cks_selector_handle handle, int64_t m, int64_t n, int64_t k, const char* layout, uint32_t top_k,
                         cks_selection* results, uint32_t* out_count);
 

@@ -27,6 +27,32 @@ Layout parse_layout(std::string_view s);  // throws Error "unknown layout 'x' (e
 inline bool a_row_major(Layout l) { return l == Layout::tn || l == Layout::tt; }
 inline bool b_row_major(Layout l) { return l == Layout::nt || l == Layout::tt; }
 
+// --- Problem dimensions: the one check every boundary uses (CLI, plans, shape CSVs, C API) ---
+//
+// A GEMM problem D (MxN) = A (MxK) * B (KxN) of this catalogue is valid when
+//   * M, N and K are each in [1, kMaxProblemDim] (CUTLASS's problem shape and the worker's
+//     protocol are 32-bit ints; every operand's byte count, 2 * rows * cols, then fits in int64), and
+//   * the contiguous (leading) dimension of every BF16 operand is a multiple of 8: TMA needs
+//     16-byte aligned rows (and the kernels are built with alignment 8 for A, B and D).
+// Which dimension is contiguous (A row-major = K, column-major = M; B column-major = K,
+// row-major = N; D is column-major in every kernel of this catalogue, so M):
+//   layout  A (MxK)       B (KxN)       D (MxN)     multiples of 8   free
+//   tn      row-major: K  col-major: K  col-major: M  M, K           N
+//   nt      col-major: M  row-major: N  col-major: M  M, N           K
+//   nn      col-major: M  col-major: K  col-major: M  M, K           N
+//   tt      row-major: K  row-major: N  col-major: M  M, N, K        -
+// M is contiguous in D for every layout: with tokens on M (the LLM mapping of src/shapes), a
+// decode GEMM with M not a multiple of 8 has to be padded (or run as its transpose, tokens on N).
+inline constexpr int64_t kMaxProblemDim = 2147483647;  // 2^31 - 1
+inline constexpr int64_t kOperandAlignment = 8;       // BF16 elements in 16 bytes
+struct ContiguousDims {
+  bool m = false, n = false, k = false;  // true: must be a multiple of kOperandAlignment
+};
+ContiguousDims contiguous_dims(Layout l);
+// Throws cks::Error with one line, the same text for the CLI and the C API, e.g.
+// "N must be a multiple of 8 for layout tt (got 12): it is the contiguous dimension of B (KxN, row-major)".
+void check_problem(int64_t m, int64_t n, int64_t k, Layout layout);
+
 enum class MainloopSchedule : uint8_t {
   tma_ws = 0,       // KernelTmaWarpSpecialized (1 producer + 1 consumer WG, not persistent)
   pingpong = 1,     // KernelTmaWarpSpecializedPingpong (2 consumer WGs, alternate tiles, persistent)

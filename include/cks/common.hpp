@@ -17,6 +17,11 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A message as one printable line: control characters (C0, DEL, C1) and bytes that are not
+// valid UTF-8 are escaped (\n, \r, \t, \xNN), and a message longer than max_bytes is cut at a
+// character boundary with " ... (N more bytes)". The CLI's error printer uses it.
+std::string one_line(std::string_view message, size_t max_bytes = 2000);
+
 // Output formats every listing supports.
 enum class Format { csv, json, md };
 Format parse_format(std::string_view s);  // throws Error on unknown

@@ -62,6 +62,8 @@ struct Problem {
   long m = 0, n = 0, k = 0;
   Layout layout = Layout::tn;
 };
+// The dimension and alignment check of cks/catalogue.hpp (throws cks::Error).
+inline void check_problem(const Problem& p) { check_problem(p.m, p.n, p.k, p.layout); }
 
 // Row-major float matrix, rows = candidates, cols = FeatureSchema::get().size().
 struct FeatureMatrix {

@@ -15,6 +15,7 @@
 #include "cks/models.hpp"
 #include "cks/registry.hpp"
 #include "cks/sampling.hpp"
+#include "common/json_limits.hpp"
 #include "shapes/rng.hpp"
 
 namespace cks {
@@ -146,6 +147,7 @@ Table profile_plan_table(std::span<const ProfileItem> items) {
 }
 
 std::vector<ProfileItem> read_profile_plan(const std::string& path) {
+  check_input_file(path, "profile plan");
   std::ifstream in(path);
   if (!in) throw Error("cannot read profile plan " + path);
   std::string line;

@@ -78,6 +78,7 @@ int cks_selector_select(cks_selector_handle handle, int64_t m, int64_t n, int64_
   *out_count = 0;
   if (top_k > 0) require(results, "results");
   const cks::Problem p{m, n, k, cks::parse_layout(layout)};
+  cks::check_problem(p);  // the CLI's check and message (cks/catalogue.hpp)
   const cks::Ranking ranking = handle->selector.select(p, top_k);
   const auto& kernels = cks::Catalogue::get(p.layout).kernels();
   for (size_t i = 0; i < ranking.size(); ++i) {

@@ -58,7 +58,14 @@ const Catalogue& Catalogue::get(Layout layout) {
   static std::once_flag once[kLayouts.size()];
   static Catalogue cats[kLayouts.size()];
   const auto i = static_cast<size_t>(layout);
-  std::call_once(once[i], [&] { cats[i] = build(layout, default_hw()); });
+  std::call_once(once[i], [&] {
+    Catalogue cat = build(layout, default_hw());
+    // A preset whose resources fit no kernel would make every command see nothing and succeed.
+    if (cat.kernels().empty())
+      throw Error("no " + std::string(to_string(layout)) + " kernel fits hardware preset '" + default_hw().preset +
+                  "' (its shared memory, registers, threads or cluster limits are below every kernel's needs)");
+    cats[i] = std::move(cat);
+  });
   return cats[i];
 }
 

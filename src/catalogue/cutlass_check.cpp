@@ -11,6 +11,7 @@
 
 #include "catalogue/model.hpp"
 #include "cks/common.hpp"
+#include "common/subprocess.hpp"
 
 namespace cks::catalogue {
 
@@ -23,12 +24,6 @@ constexpr const char* kListingFile = "cutlass_listing_sm90_bf16.json";
 std::string cutlass_python_dir() {
   const char* env = std::getenv("CKS_CUTLASS_DIR");
   return (env && *env ? std::string(env) : std::string(CKS_CUTLASS_DIR)) + "/python";
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
 }
 
 // Names as cutlass_library.library spells the enum members (KernelScheduleType.X etc.).
@@ -80,11 +75,17 @@ void generate_cutlass_listing(const std::string& path) {
   const std::string script = std::string(CKS_SOURCE_DIR) + "/tools/cutlass_listing.py";
   std::fprintf(stderr, "cks: generating the CUTLASS kernel listing (cutlass_library, about 80 s, cached in %s)\n",
                path.c_str());
-  const std::string cmd = "python3 " + shell_quote(script) + " --cutlass-python " + shell_quote(cutlass_python_dir()) +
-                          " " + shell_quote(path);
-  const int rc = std::system(cmd.c_str());
-  if (rc != 0)
-    throw Error("generating the CUTLASS listing failed (" + cmd + " exited with status " + std::to_string(rc) + ")");
+  const std::vector<std::string> argv{"python3", script, "--cutlass-python", cutlass_python_dir(), path};
+  RunOptions o;
+  o.capture_stdout = false;
+  o.discard_stderr = false;
+  const RunResult r = run_argv(argv, o);
+  if (!r.ok())
+    throw Error("generating the CUTLASS listing failed (python3 " + script + " " +
+                (!r.started ? std::string("could not be started")
+                 : r.signal ? "was killed by signal " + std::to_string(r.signal)
+                            : "exited with status " + std::to_string(r.exit_code)) +
+                ")");
 }
 
 CutlassListing read_cutlass_listing(const std::string& path) {

@@ -11,6 +11,7 @@
 
 #include "cks/analysis.hpp"
 #include "cks/registry.hpp"
+#include "common/json_limits.hpp"
 #include "cli/commands.hpp"
 #include "cli/selector_opts.hpp"
 #include "cli/util.hpp"
@@ -132,16 +133,16 @@ void register_sampling_study(CLI::App* analyze) {
   auto so = std::make_shared<SamplingStudyOptions>();
   auto table = std::make_shared<std::string>("curves");
   add_common(cmd, *o);
-  cmd->add_option("--budgets", so->budgets, "budgets B of the regret and P_eps curves")
+  cmd->add_option("--budgets", so->budgets, "budgets B of the regret and P_eps curves")->transform(count())
       ->delimiter(',')
       ->capture_default_str();
-  cmd->add_option("--eps", so->eps, "tolerances eps of 'within eps of the oracle'")->delimiter(',')->capture_default_str();
-  cmd->add_option("--reps", so->reps, "repetitions of the stochastic policies (seeds seed .. seed+reps-1)")
+  cmd->add_option("--eps", so->eps, "tolerances eps of 'within eps of the oracle'")->check(finite_real())->delimiter(',')->capture_default_str();
+  cmd->add_option("--reps", so->reps, "repetitions of the stochastic policies (seeds seed .. seed+reps-1)")->transform(count())
       ->capture_default_str();
-  cmd->add_option("--seed", so->seed, "first seed")->capture_default_str();
-  cmd->add_option("--alpha", so->alpha, "biased-diverse alpha of the budget curves")->capture_default_str();
-  cmd->add_option("--alphas", so->alphas, "alphas of the ablation")->delimiter(',')->capture_default_str();
-  cmd->add_option("--alpha-budgets", so->alpha_budgets, "budgets of the alpha ablation")
+  cmd->add_option("--seed", so->seed, "first seed")->transform(seed())->capture_default_str();
+  cmd->add_option("--alpha", so->alpha, "biased-diverse alpha of the budget curves")->check(finite_real())->capture_default_str();
+  cmd->add_option("--alphas", so->alphas, "alphas of the ablation")->check(finite_real())->delimiter(',')->capture_default_str();
+  cmd->add_option("--alpha-budgets", so->alpha_budgets, "budgets of the alpha ablation")->transform(count())
       ->delimiter(',')
       ->capture_default_str();
   cmd->add_option("--table", *table, "table on stdout without --out-dir: curves or tail")->capture_default_str();
@@ -217,11 +218,11 @@ void register_profile(CLI::App& app) {
   auto layout = std::make_shared<std::string>("tn");
   add_common(plan, *pc);
   plan->add_option("--layout", *layout, "layout of the groups")->capture_default_str();
-  plan->add_option("--groups", po->groups, "evaluation groups (seeded choice)")->capture_default_str();
-  plan->add_option("--per-group", po->per_group, "candidates per group, evenly spaced over its throughput ranks")
+  plan->add_option("--groups", po->groups, "evaluation groups (seeded choice)")->transform(count())->capture_default_str();
+  plan->add_option("--per-group", po->per_group, "candidates per group, evenly spaced over its throughput ranks")->transform(count())
       ->capture_default_str();
   plan->add_option("--pool", po->pool, "kernel-ID file: only these kernels (e.g. the ones a lease compiles)");
-  plan->add_option("--seed", po->seed, "seed of the group choice")->capture_default_str();
+  plan->add_option("--seed", po->seed, "seed of the group choice")->transform(seed())->capture_default_str();
   plan->callback([po, pc, layout] {
     const Format f = parse_format(pc->format);
     po->layout = parse_layout(*layout);
@@ -254,9 +255,7 @@ void register_profile(CLI::App& app) {
   imp->callback([plan_path, dir, registry, prov, fmt] {
     const Format f = parse_format(*fmt);
     const auto items = read_profile_plan(*plan_path);
-    std::ifstream in(*prov);
-    if (!in) throw Error("cannot read " + *prov);
-    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    nlohmann::json j = parse_json_limited(read_file_limited(*prov, "provenance file", 16u << 20), *prov);
     if (!j.is_object()) throw Error(*prov + ": not a JSON object");
     RunInfo run;
     auto take = [&](const char* key, std::string& field) {
@@ -291,13 +290,13 @@ void register_repeatability_study(CLI::App* analyze) {
   auto o = std::make_shared<CommonOpts>();
   auto ro = std::make_shared<RepeatabilityOptions>();
   add_common(cmd, *o);
-  cmd->add_option("--small-us", ro->small_us, "problems whose first time is below this are 'small' (microseconds)")
+  cmd->add_option("--small-us", ro->small_us, "problems whose first time is below this are 'small' (microseconds)")->check(finite_real())
       ->capture_default_str();
-  cmd->add_option("--min-group-pairs", ro->min_group_pairs, "kernel pairs a group needs for its rank correlation")
+  cmd->add_option("--min-group-pairs", ro->min_group_pairs, "kernel pairs a group needs for its rank correlation")->transform(count())
       ->capture_default_str();
-  cmd->add_option("--clock-tolerance", ro->clock_tolerance_mhz, "SM clocks further apart than this differ (MHz)")
+  cmd->add_option("--clock-tolerance", ro->clock_tolerance_mhz, "SM clocks further apart than this differ (MHz)")->check(finite_real())
       ->capture_default_str();
-  cmd->add_option("--top-share", ro->top_share, "the tail of largest differences whose clocks are compared")
+  cmd->add_option("--top-share", ro->top_share, "the tail of largest differences whose clocks are compared")->check(finite_real())
       ->capture_default_str();
   cmd->callback([o, ro] {
     const Format f = parse_format(o->format);
@@ -322,9 +321,9 @@ void register_noise_study(CLI::App* analyze) {
   auto no = std::make_shared<NoiseOptions>();
   add_common(cmd, *o);
   cmd->add_option("--set", no->set, "only groups of this set: train, eval, ... (default: every set)");
-  cmd->add_option("--small-us", no->small_us, "rows whose mean is below this are 'small' (microseconds)")
+  cmd->add_option("--small-us", no->small_us, "rows whose mean is below this are 'small' (microseconds)")->check(non_negative_real())
       ->capture_default_str();
-  cmd->add_option("--high-pct", no->high_pct, "a row is noisy when std/mean exceeds this (%)")->capture_default_str();
+  cmd->add_option("--high-pct", no->high_pct, "a row is noisy when std/mean exceeds this (%)")->check(finite_real())->capture_default_str();
   cmd->callback([o, no] {
     const Format f = parse_format(o->format);
     no->layouts = parse_layouts(o->layouts);
@@ -349,7 +348,7 @@ void register_failure_study(CLI::App* analyze) {
   auto never_ok = std::make_shared<bool>(false);
   add_common(cmd, *o);
   cmd->add_option("--set", fo->set, "only groups of this set: train, eval, ... (default: every set)");
-  cmd->add_option("--min-attempts", fo->min_attempts, "leave out rows with fewer attempts")->capture_default_str();
+  cmd->add_option("--min-attempts", fo->min_attempts, "leave out rows with fewer attempts")->transform(count())->capture_default_str();
   cmd->add_flag("--never-ok", *never_ok, "the kernels without an ok row instead (attempts by status, first error)");
   cmd->callback([o, fo, never_ok] {
     const Format f = parse_format(o->format);

@@ -216,11 +216,11 @@ void register_bench(CLI::App& app) {
   bench->require_subcommand(1);
   auto* cmd = bench->add_subcommand("features", "feature rows per second over the whole catalogue of one problem");
   static BenchFeaturesOpts o;
-  cmd->add_option("--m", o.problem.m, "rows of A and D")->capture_default_str();
-  cmd->add_option("--n", o.problem.n, "columns of B and D")->capture_default_str();
-  cmd->add_option("--k", o.problem.k, "contraction dimension")->capture_default_str();
+  cmd->add_option("--m", o.problem.m, "rows of A and D")->transform(int_in(INT64_MIN, INT64_MAX))->capture_default_str();
+  cmd->add_option("--n", o.problem.n, "columns of B and D")->transform(int_in(INT64_MIN, INT64_MAX))->capture_default_str();
+  cmd->add_option("--k", o.problem.k, "contraction dimension")->transform(int_in(INT64_MIN, INT64_MAX))->capture_default_str();
   cmd->add_option("--layout", o.problem.layout, "operand layout: tn, nt, nn or tt")->capture_default_str();
-  cmd->add_option("--repeat", o.repeat, "timed passes over the catalogue")->capture_default_str();
+  cmd->add_option("--repeat", o.repeat, "timed passes over the catalogue")->transform(count())->capture_default_str();
   add_format(cmd, o.format, "md");
   cmd->callback([] { run_bench_features(o); });
 
@@ -230,8 +230,8 @@ void register_bench(CLI::App& app) {
   sel->add_option("--model", so.model, "model file (default: the shipped models/default.json, or $CKS_MODEL)");
   sel->add_flag("--fallback-static", so.fallback_static, "time the static-score fallback instead of a model");
   sel->add_option("--layouts", so.layouts, "layouts to time")->delimiter(',')->capture_default_str();
-  sel->add_option("--problems", so.problems, "distinct problems selected cold")->capture_default_str();
-  sel->add_option("--cached", so.cached, "repeated selects of one problem")->capture_default_str();
+  sel->add_option("--problems", so.problems, "distinct problems selected cold")->transform(positive_count())->capture_default_str();
+  sel->add_option("--cached", so.cached, "repeated selects of one problem")->transform(positive_count())->capture_default_str();
   add_selector_options(sel, so.selector, &so.exhaustive);
   add_format(sel, so.format, "md");
   sel->callback([] { run_bench_select(so); });

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cks/compile.hpp"
+#include "common/json_limits.hpp"
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
 
@@ -33,6 +34,7 @@ void add_selection(CLI::App* cmd, KernelSelection& s) {
 }
 
 std::vector<std::string> read_tokens(const std::string& path) {
+  check_input_file(path, "kernel list");
   std::ifstream in(path);
   if (!in) throw Error("cannot read kernel list '" + path + "'");
   std::vector<std::string> out;
@@ -99,14 +101,14 @@ void register_codegen(CLI::App& app) {
     static CompileOptions opts;
     static std::string fmt;
     add_selection(cmd, sel);
-    cmd->add_option("--jobs,-j", opts.jobs, "parallel nvcc processes (0: from cores and memory)")->capture_default_str();
-    cmd->add_option("--kernels-per-tu", opts.kernels_per_tu, "kernels per translation unit")->capture_default_str();
+    cmd->add_option("--jobs,-j", opts.jobs, "parallel nvcc processes (0: from cores and memory)")->transform(uint_in(0, 4096))->capture_default_str();
+    cmd->add_option("--kernels-per-tu", opts.kernels_per_tu, "kernels per translation unit")->transform(uint_in(1, 4096))->capture_default_str();
     cmd->add_option("--cache", opts.cache_dir, "kernel library cache directory")->capture_default_str();
     cmd->add_option("--cutlass", opts.cutlass_dir, "CUTLASS root with include/ and tools/util/include/ (default: found)");
     cmd->add_option("--nvcc", opts.nvcc, "nvcc executable")->capture_default_str();
-    cmd->add_option("--mem-per-kernel-gb", opts.mem_per_job_gb, "compile memory budgeted per kernel of a TU")
+    cmd->add_option("--mem-per-kernel-gb", opts.mem_per_job_gb, "compile memory budgeted per kernel of a TU")->check(positive_real())
         ->capture_default_str();
-    cmd->add_option("--mem-limit-gb", opts.mem_limit_gb, "memory budget of the pool (0: MemAvailable)")
+    cmd->add_option("--mem-limit-gb", opts.mem_limit_gb, "memory budget of the pool (0: MemAvailable)")->check(non_negative_real())
         ->capture_default_str();
     add_format(cmd, fmt);
     cmd->callback([] {

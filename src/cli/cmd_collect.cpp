@@ -255,35 +255,35 @@ void register_collect_command(CLI::App& app) {
   static CollectOptions o;
   cmd->add_option("--plan", o.plan_path, "plan file (cks plan make)")->required();
   cmd->add_option("--registry", o.registry_path, "registry database to write (created if absent)")->required();
-  cmd->add_option("--gpus", o.gpus, "device indices, comma-separated (default: every visible GPU)")->delimiter(',');
-  cmd->add_option("--jobs", o.jobs, "parallel nvcc processes (0: from cores and memory)")->capture_default_str();
-  cmd->add_option("--time-budget", o.time_budget_s, "stop cleanly before this many seconds (0: no limit)")
+  cmd->add_option("--gpus", o.gpus, "device indices, comma-separated (default: every visible GPU)")->transform(uint_in(0, 1023))->delimiter(',');
+  cmd->add_option("--jobs", o.jobs, "parallel nvcc processes (0: from cores and memory)")->transform(uint_in(0, 4096))->capture_default_str();
+  cmd->add_option("--time-budget", o.time_budget_s, "stop cleanly before this many seconds (0: no limit)")->check(non_negative_real())
       ->capture_default_str();
   cmd->add_option("--checkpoint", o.checkpoint_path, "durable copy of the registry, written periodically and at exit");
-  cmd->add_option("--checkpoint-every", o.checkpoint_every_s, "seconds between checkpoints")->capture_default_str();
+  cmd->add_option("--checkpoint-every", o.checkpoint_every_s, "seconds between checkpoints")->check(positive_real())->capture_default_str();
   cmd->add_option("--backend", o.backend, "cuda, or fake (fault injection, no GPU)")->capture_default_str();
   cmd->add_option("--fault", o.fault_spec, "fake backend: faults to inject, e.g. 'crash@<id>;hang@<id>;slow=1000'");
-  cmd->add_option("--seed", o.seed, "fake backend: seed of crash:p= draws")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "fake backend: seed of crash:p= draws")->transform(seed())->capture_default_str();
   cmd->add_flag("--real-compile", o.real_compile, "fake backend: compile the kernels with nvcc anyway");
-  cmd->add_option("--fake-compile-seconds", o.fake_compile_s, "fake backend: simulated compile time per batch")
+  cmd->add_option("--fake-compile-seconds", o.fake_compile_s, "fake backend: simulated compile time per batch")->check(non_negative_real())
       ->capture_default_str();
   cmd->add_option("--worker", o.worker_exe, "cks-worker executable (default: next to cks)");
-  cmd->add_option("--pool-gb", o.pool_gb, "device memory pool per worker in GB (0: worker default)")
+  cmd->add_option("--pool-gb", o.pool_gb, "device memory pool per worker in GB (0: worker default)")->check(non_negative_real())
       ->capture_default_str();
-  cmd->add_option("--kernels-per-tu", o.kernels_per_tu, "kernels per compiled library")->capture_default_str();
-  cmd->add_option("--mem-limit-gb", o.mem_limit_gb, "compile memory budget in GB (0: MemAvailable)")->capture_default_str();
+  cmd->add_option("--kernels-per-tu", o.kernels_per_tu, "kernels per compiled library")->transform(uint_in(1, 4096))->capture_default_str();
+  cmd->add_option("--mem-limit-gb", o.mem_limit_gb, "compile memory budget in GB (0: MemAvailable)")->check(non_negative_real())->capture_default_str();
   cmd->add_option("--cache-dir", o.cache_dir, "kernel library cache")->capture_default_str();
   cmd->add_option("--cutlass-dir", o.cutlass_dir, "CUTLASS root (default: the configured one)");
   cmd->add_option("--nvcc", o.nvcc, "nvcc executable")->capture_default_str();
-  cmd->add_option("--deadline", o.deadline_s, "seconds a measurement (or set-up) may take before it is a timeout")
+  cmd->add_option("--deadline", o.deadline_s, "seconds a measurement (or set-up) may take before it is a timeout")->check(positive_real())
       ->capture_default_str();
-  cmd->add_option("--heartbeat-timeout", o.heartbeat_timeout_s, "seconds of worker silence that count as a hang")
+  cmd->add_option("--heartbeat-timeout", o.heartbeat_timeout_s, "seconds of worker silence that count as a hang")->check(positive_real())
       ->capture_default_str();
-  cmd->add_option("--max-attempts", o.max_attempts, "crash/timeout attempts per candidate before quarantine")
+  cmd->add_option("--max-attempts", o.max_attempts, "crash/timeout attempts per candidate before quarantine")->transform(uint_in(1, 1000000))
       ->capture_default_str();
-  cmd->add_option("--cut-factor", o.cut_factor, "stop candidates slower than this x the group's best (0: off)")
+  cmd->add_option("--cut-factor", o.cut_factor, "stop candidates slower than this x the group's best (0: off)")->check(non_negative_real())
       ->capture_default_str();
-  cmd->add_option("--progress-every", o.progress_every_s, "seconds between progress lines (0: none)")
+  cmd->add_option("--progress-every", o.progress_every_s, "seconds between progress lines (0: none)")->check(non_negative_real())
       ->capture_default_str();
   cmd->callback([] {
     o.handle_signals = true;
@@ -304,15 +304,15 @@ void register_plan_command(CLI::App& app) {
   make->add_option("--set", mo.shape_set, "groups from a shape set: paper, heldout or llm")->excludes(shapes);
   make->add_option("--exclude-set", mo.exclude_set, "drop groups whose shape is in this set (paper, heldout, llm)");
   make->add_option("--exclude-shapes", mo.exclude_shapes, "drop groups whose shape is in this cks shapes CSV");
-  make->add_option("--pick", mo.pick, "keep a seeded random N of the groups, in draw order (0: all)")->capture_default_str();
+  make->add_option("--pick", mo.pick, "keep a seeded random N of the groups, in draw order (0: all)")->transform(count())->capture_default_str();
   static std::string knobs = "all";
   make->add_option("--knobs", knobs, "exhaustive: all knob settings of each kernel, or default only")
       ->capture_default_str();
-  make->add_option("--seed", mo.seed, "seed of the shape set and of the sampling draws")->capture_default_str();
+  make->add_option("--seed", mo.seed, "seed of the shape set and of the sampling draws")->transform(seed())->capture_default_str();
   make->add_option("--layouts", layouts, "only these layouts, comma-separated (e.g. tn,nt)");
-  make->add_option("--limit-groups", mo.limit_groups, "keep the first N groups (0: all)")->capture_default_str();
+  make->add_option("--limit-groups", mo.limit_groups, "keep the first N groups (0: all)")->transform(count())->capture_default_str();
   make->add_option("--policy", mo.policy, "biased-diverse, uniform, top or exhaustive")->capture_default_str();
-  make->add_option("--alpha", mo.alpha, "biased-diverse: fraction of the budget from the top")->capture_default_str();
+  make->add_option("--alpha", mo.alpha, "biased-diverse: fraction of the budget from the top")->check(fraction())->capture_default_str();
   make->add_option("--budget", budget, "candidates per group: a number or auto (paper's rule)")->capture_default_str();
   make->add_option("--pool", mo.pool, "kernel-ID file restricting the pool (required for exhaustive)");
   make->add_option("--group-set", mo.group_set, "set the groups belong to: train, eval, proof, ...")
@@ -339,14 +339,15 @@ void register_plan_command(CLI::App& app) {
   static SourceOpts rsrc;
   static std::string rlayouts, rout;
   add_source(rem, rsrc);
-  rem->add_option("--fraction", ro.fraction, "share of the source's ok kernel rows to re-measure")->capture_default_str();
-  rem->add_option("--min-rows", ro.min_rows, "re-measure at least this many rows")->capture_default_str();
-  rem->add_option("--seed", ro.seed, "seed of the draw")->capture_default_str();
+  rem->add_option("--fraction", ro.fraction, "share of the source's ok kernel rows to re-measure")->check(fraction())->capture_default_str();
+  rem->add_option("--min-rows", ro.min_rows, "re-measure at least this many rows")->transform(count())->capture_default_str();
+  rem->add_option("--seed", ro.seed, "seed of the draw")->transform(seed())->capture_default_str();
   rem->add_option("--pool", ro.pool, "only kernels listed in this kernel-ID file");
   rem->add_option("--kernels", ro.kernels,
                   "two-stage sample: draw this many kernels at random first, then the rows from theirs only "
                   "(bounds what the lease compiles; 0 = any kernel)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->transform(count());
   rem->add_option("--set", ro.set, "only groups of this set");
   rem->add_option("--layouts", rlayouts, "only these layouts, comma-separated");
   rem->add_option("--name", ro.name, "plan name (default: the output file's stem)");
@@ -363,10 +364,10 @@ void register_plan_command(CLI::App& app) {
   static SourceOpts lsrc;
   static std::string llayouts, lout;
   add_source(lead, lsrc);
-  lead->add_option("--top", lo.top, "leaders per group: the kernels with the highest ok throughput")->capture_default_str();
+  lead->add_option("--top", lo.top, "leaders per group: the kernels with the highest ok throughput")->transform(count())->capture_default_str();
   lead->add_option("--set", lo.set, "groups of this set (empty: any)")->capture_default_str();
   lead->add_option("--layouts", llayouts, "only these layouts, comma-separated");
-  lead->add_option("--max-attempts", lo.max_attempts, "crash/timeout attempts that make a candidate final (as cks collect)")
+  lead->add_option("--max-attempts", lo.max_attempts, "crash/timeout attempts that make a candidate final (as cks collect)")->transform(uint_in(1, 1000000))
       ->capture_default_str();
   lead->add_option("--name", lo.name, "plan name (default: the output file's stem)");
   lead->add_option("--out", lout, "plan file to write")->required();
@@ -384,7 +385,7 @@ void register_plan_command(CLI::App& app) {
   static int rem_attempts = 2;
   remaining->add_option("plan", rem_plan, "plan file")->required();
   add_source(remaining, rem_src);
-  remaining->add_option("--max-attempts", rem_attempts, "crash/timeout attempts that make a candidate final (as cks collect)")
+  remaining->add_option("--max-attempts", rem_attempts, "crash/timeout attempts that make a candidate final (as cks collect)")->transform(uint_in(1, 1000000))
       ->capture_default_str();
   remaining->add_option("--out", rem_out, "plan file to write")->required();
   remaining->callback([] {

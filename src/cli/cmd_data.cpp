@@ -131,7 +131,7 @@ void register_pack(CLI::App* data) {
   cmd->add_option("--registry", *registry, "the registry to pack")->required();
   cmd->add_option("--out-dir", *out_dir, "shard directory")->capture_default_str();
   auto parts = std::make_shared<int>(1);
-  cmd->add_option("--parts", *parts, "split the groups over this many shards (large runs)")->capture_default_str();
+  cmd->add_option("--parts", *parts, "split the groups over this many shards (large runs)")->transform(uint_in(1, 100000))->capture_default_str();
   cmd->callback([registry, out_dir, parts] {
     for (const auto& shard : pack_shards(*registry, *out_dir, *parts)) std::cout << shard << '\n';
   });

@@ -51,7 +51,11 @@ void write_schema(std::ostream& os, Format f) {
 const Catalogue& catalogue_for(Layout layout, const std::string& preset, const HardwareDesc& hw,
                                std::optional<Catalogue>& storage) {
   if (preset == kDefaultPreset) return Catalogue::get(layout);
-  return storage.emplace(Catalogue::build(layout, hw));
+  const Catalogue& cat = storage.emplace(Catalogue::build(layout, hw));
+  if (cat.kernels().empty())
+    throw Error("no " + std::string(to_string(layout)) + " kernel fits hardware preset '" + preset +
+                "' (its shared memory, registers, threads or cluster limits are below every kernel's needs)");
+  return cat;
 }
 
 struct FeaturesCliOpts {
@@ -115,7 +119,7 @@ void register_features(CLI::App& app) {
     schema->excludes(cmd->get_option(name));
   }
   cmd->add_option("--kernel", o.kernel_id, "only the candidates of this kernel ID");
-  cmd->add_option("--limit", o.limit, "at most N rows (0: all)")->capture_default_str();
+  cmd->add_option("--limit", o.limit, "at most N rows (0: all)")->transform(count())->capture_default_str();
   add_format(cmd, o.format, "csv");
   cmd->callback([cmd] { run_features(cmd, o); });
 }

@@ -39,7 +39,7 @@ void register_hw(CLI::App& app) {
   static int device = -1;
   static bool list = false;
   cmd->add_option("--preset", preset, "preset name from data/hw/presets.json")->capture_default_str();
-  cmd->add_option("--device", device, "read the live CUDA device N instead of a preset");
+  cmd->add_option("--device", device, "read the live CUDA device N instead of a preset")->transform(uint_in(0, 1023));
   cmd->add_flag("--list", list, "list the preset names");
   add_format(cmd, fmt, "md");
   cmd->callback([] {

@@ -64,55 +64,55 @@ void add_train_options(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--objective", o.objective,
                   "objective (xgboost: rank:ndcg, rank:pairwise, reg:squarederror; ridge: squared; mlp: "
                   "lambdarank-exp, lambdarank-linear, ranknet, mse)");
-  cmd->add_option("--seed", o.seed, "random seed")->capture_default_str();
-  cmd->add_option("--threads", o.threads, "training threads (the model bytes depend on it; 0 = every core)")
+  cmd->add_option("--seed", o.seed, "random seed")->transform(seed())->capture_default_str();
+  cmd->add_option("--threads", o.threads, "training threads (the model bytes depend on it; 0 = every core)")->transform(uint_in(0, 4096))
       ->capture_default_str();
   cmd->add_option("--features", o.features,
                   "feature set: full, or families joined by '+' (core, arch, waves, intensity, smem, balance, fill, "
                   "estimate; docs/hpo.md); the other columns are left out of training and never read")
       ->capture_default_str();
-  cmd->add_option("--rounds", o.rounds, "xgboost: boosting rounds (with --early-stopping: the most rounds)")
+  cmd->add_option("--rounds", o.rounds, "xgboost: boosting rounds (with --early-stopping: the most rounds)")->transform(positive_count())
       ->capture_default_str();
-  cmd->add_option("--eta", o.eta, "xgboost: learning rate")->capture_default_str();
-  cmd->add_option("--max-depth", o.max_depth, "xgboost: tree depth")->capture_default_str();
-  cmd->add_option("--min-child-weight", o.min_child_weight, "xgboost: minimum hessian sum in a leaf")->capture_default_str();
-  cmd->add_option("--subsample", o.subsample, "xgboost: row subsampling per tree")->capture_default_str();
-  cmd->add_option("--colsample-bytree", o.colsample, "xgboost: column subsampling per tree")->capture_default_str();
-  cmd->add_option("--reg-alpha", o.l1, "xgboost: L1 regularisation of the leaf weights (alpha)")->capture_default_str();
-  cmd->add_option("--reg-lambda", o.l2, "xgboost: L2 regularisation of the leaf weights (lambda)")->capture_default_str();
-  cmd->add_option("--gamma", o.gamma, "xgboost: minimum loss reduction of a split")->capture_default_str();
-  cmd->add_option("--max-bin", o.max_bin, "xgboost: histogram bins per feature")->capture_default_str();
+  cmd->add_option("--eta", o.eta, "xgboost: learning rate")->check(positive_real())->capture_default_str();
+  cmd->add_option("--max-depth", o.max_depth, "xgboost: tree depth")->transform(uint_in(0, 1000))->capture_default_str();
+  cmd->add_option("--min-child-weight", o.min_child_weight, "xgboost: minimum hessian sum in a leaf")->check(non_negative_real())->capture_default_str();
+  cmd->add_option("--subsample", o.subsample, "xgboost: row subsampling per tree")->check(real_in(0, 1, true))->capture_default_str();
+  cmd->add_option("--colsample-bytree", o.colsample, "xgboost: column subsampling per tree")->check(real_in(0, 1, true))->capture_default_str();
+  cmd->add_option("--reg-alpha", o.l1, "xgboost: L1 regularisation of the leaf weights (alpha)")->check(non_negative_real())->capture_default_str();
+  cmd->add_option("--reg-lambda", o.l2, "xgboost: L2 regularisation of the leaf weights (lambda)")->check(non_negative_real())->capture_default_str();
+  cmd->add_option("--gamma", o.gamma, "xgboost: minimum loss reduction of a split")->check(non_negative_real())->capture_default_str();
+  cmd->add_option("--max-bin", o.max_bin, "xgboost: histogram bins per feature")->transform(uint_in(2, 1 << 20))->capture_default_str();
   cmd->add_option("--max-cat-to-onehot", o.max_cat_to_onehot,
-                  "xgboost: categoricals with fewer levels than this split one-vs-rest, others by partition")
+                  "xgboost: categoricals with fewer levels than this split one-vs-rest, others by partition")->transform(uint_in(1, 1 << 20))
       ->capture_default_str();
-  cmd->add_option("--max-cat-threshold", o.max_cat_threshold, "xgboost: most categories on one side of a partition split")
+  cmd->add_option("--max-cat-threshold", o.max_cat_threshold, "xgboost: most categories on one side of a partition split")->transform(uint_in(1, 1 << 20))
       ->capture_default_str();
   cmd->add_option("--early-stopping", o.early_stopping,
                   "xgboost: stop after N rounds without a lower validation loss (mean top-1..16 regret) on held-out "
-                  "training shapes; the best round is the round count (0 = off; docs/hpo.md)")
+                  "training shapes; the best round is the round count (0 = off; docs/hpo.md)")->transform(count())
       ->capture_default_str();
   cmd->add_option("--early-stopping-fraction", o.early_stopping_fraction,
-                  "xgboost: share of the training shapes held out for early stopping")
+                  "xgboost: share of the training shapes held out for early stopping")->check(real_in(0, 1, true))
       ->capture_default_str();
   cmd->add_flag("--early-stopping-refit,!--no-early-stopping-refit", o.early_stopping_refit,
                 "xgboost: after early stopping, retrain on every training group with the best round count "
                 "(default) instead of keeping the trees of the run on the smaller split");
   cmd->add_option("--relevance-bands", o.relevance_bands,
-                  "xgboost ranking objectives: relevance = max(0, B - band), B bands get a positive label")
+                  "xgboost ranking objectives: relevance = max(0, B - band), B bands get a positive label")->transform(uint_in(1, 1000))
       ->capture_default_str();
-  cmd->add_option("--num-pairsample", o.num_pairsample, "xgboost ranking objectives: pairs sampled per instance")
+  cmd->add_option("--num-pairsample", o.num_pairsample, "xgboost ranking objectives: pairs sampled per instance")->transform(positive_count())
       ->capture_default_str();
-  cmd->add_option("--lambda", o.ridge_lambda, "ridge: l2 shrinkage")->capture_default_str();
-  cmd->add_option("--hidden", o.hidden, "mlp: hidden layer widths")->delimiter(',')->capture_default_str();
-  cmd->add_option("--epochs", o.epochs, "mlp: epochs")->capture_default_str();
-  cmd->add_option("--lr", o.learning_rate, "mlp: Adam learning rate")->capture_default_str();
-  cmd->add_option("--dropout", o.dropout, "mlp: dropout after every hidden layer (training only)")->capture_default_str();
-  cmd->add_option("--weight-decay", o.weight_decay, "mlp: decoupled weight decay (> 0: AdamW instead of Adam)")
+  cmd->add_option("--lambda", o.ridge_lambda, "ridge: l2 shrinkage")->check(non_negative_real())->capture_default_str();
+  cmd->add_option("--hidden", o.hidden, "mlp: hidden layer widths")->transform(uint_in(1, 1 << 20))->delimiter(',')->capture_default_str();
+  cmd->add_option("--epochs", o.epochs, "mlp: epochs")->transform(positive_count())->capture_default_str();
+  cmd->add_option("--lr", o.learning_rate, "mlp: Adam learning rate")->check(positive_real())->capture_default_str();
+  cmd->add_option("--dropout", o.dropout, "mlp: dropout after every hidden layer (training only)")->check(real_in(0, 0.99))->capture_default_str();
+  cmd->add_option("--weight-decay", o.weight_decay, "mlp: decoupled weight decay (> 0: AdamW instead of Adam)")->check(non_negative_real())
       ->capture_default_str();
-  cmd->add_option("--batch", o.batch_rows, "mlp: rows per mini-batch (whole groups are added until it is reached)")
+  cmd->add_option("--batch", o.batch_rows, "mlp: rows per mini-batch (whole groups are added until it is reached)")->transform(positive_count())
       ->capture_default_str();
-  cmd->add_option("--pair-cap", o.pair_cap, "mlp: sampled pairs per group and epoch")->capture_default_str();
-  cmd->add_option("--needle-top", o.needle_top, "mlp: pairs touching the N highest-throughput rows are always kept")
+  cmd->add_option("--pair-cap", o.pair_cap, "mlp: sampled pairs per group and epoch")->transform(positive_count())->capture_default_str();
+  cmd->add_option("--needle-top", o.needle_top, "mlp: pairs touching the N highest-throughput rows are always kept")->transform(count())
       ->capture_default_str();
 }
 
@@ -184,9 +184,9 @@ void register_train(CLI::App& app) {
   auto keep_top = std::make_shared<size_t>(16);
   cmd->add_option("--max-candidates", *max_candidates,
                   "train on at most C candidates per group: the --keep-top best plus a seeded random rest (0 = all; "
-                  "as eval's --cv-max-candidates)")
+                  "as eval's --cv-max-candidates)")->transform(count())
       ->capture_default_str();
-  cmd->add_option("--keep-top", *keep_top, "candidates of highest throughput always kept by --max-candidates")
+  cmd->add_option("--keep-top", *keep_top, "candidates of highest throughput always kept by --max-candidates")->transform(count())
       ->capture_default_str();
   auto train_layouts = add_train_layouts(cmd);
   add_format(cmd, *fmt);
@@ -248,19 +248,19 @@ void register_eval(CLI::App& app) {
                   "evaluation: the 'eval' set (model as given); cv: k-fold cross-validation over the training "
                   "groups, folds grouped by shape (the model's options retrained per fold)")
       ->capture_default_str();
-  cmd->add_option("--folds", *folds, "cross-validation folds")->capture_default_str();
+  cmd->add_option("--folds", *folds, "cross-validation folds")->transform(uint_in(2, 1000))->capture_default_str();
   auto cv_groups = std::make_shared<size_t>(0);
   auto cv_candidates = std::make_shared<size_t>(0);
   auto cv_top = std::make_shared<size_t>(16);
   cmd->add_option("--cv-max-groups", *cv_groups,
-                  "cv: use at most N training groups, whole shapes in a seeded order (0 = all; for fast tuning)")
+                  "cv: use at most N training groups, whole shapes in a seeded order (0 = all; for fast tuning)")->transform(count())
       ->capture_default_str();
   cmd->add_option("--cv-max-candidates", *cv_candidates,
                   "train each CV fold (or, with --groups evaluation, the model trained on the spot) on at most C "
                   "candidates per group: the --cv-keep-top best plus a seeded random rest (0 = all); held-out and "
-                  "evaluation groups keep all their candidates")
+                  "evaluation groups keep all their candidates")->transform(count())
       ->capture_default_str();
-  cmd->add_option("--cv-keep-top", *cv_top, "cv: candidates of highest throughput always kept by --cv-max-candidates")
+  cmd->add_option("--cv-keep-top", *cv_top, "cv: candidates of highest throughput always kept by --cv-max-candidates")->transform(count())
       ->capture_default_str();
   auto eval_layouts = std::make_shared<std::vector<std::string>>();
   auto min_eval = std::make_shared<size_t>(0);
@@ -269,7 +269,7 @@ void register_eval(CLI::App& app) {
       ->delimiter(',');
   cmd->add_option("--min-eval-candidates", *min_eval,
                   "evaluation: leave out evaluation groups with fewer measured candidates (an exhaustive group "
-                  "not finished yet); they are listed on stderr and never trained on")
+                  "not finished yet); they are listed on stderr and never trained on")->transform(count())
       ->capture_default_str();
   cmd->add_flag("--no-baselines", *no_baselines, "only the model");
   cmd->add_flag("--no-nvmmh", *no_nvmmh, "skip the nvMatmulHeuristics baseline");
@@ -278,7 +278,7 @@ void register_eval(CLI::App& app) {
                   "a row for the model's pick among the measured candidates the prefilter keeps; on evaluation "
                   "groups also one for the exhaustive ranking's top P, and the note compares the selector's "
                   "catalogue top-1/top-8 with the exhaustive ranking; with --groups cv each fold's model is "
-                  "deployed on its held-out groups")
+                  "deployed on its held-out groups")->transform(count())
       ->delimiter(',');
   auto no_real = std::make_shared<bool>(false);
   cmd->add_flag("--no-real-picks", *no_real,
@@ -509,7 +509,7 @@ void register_select(CLI::App& app) {
   auto exhaustive = std::make_shared<bool>(false);
   auto fmt = std::make_shared<std::string>();
   add_problem(cmd, *p, /*with_preset=*/false);
-  cmd->add_option("--top", *top, "candidates to print")->capture_default_str();
+  cmd->add_option("--top", *top, "candidates to print")->transform(count())->capture_default_str();
   cmd->add_option("--model", *model, "model file (default: the shipped models/default.json, or $CKS_MODEL)");
   cmd->add_option("--fallback", *fallback, "static: rank by the static efficiency score instead of a model");
   cmd->add_flag("--timing", *timing, "report selection latency (load, layout set-up, cold, cached) on stderr");

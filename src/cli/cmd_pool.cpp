@@ -14,9 +14,9 @@ void register_pool(CLI::App& app) {
   static std::string layout = "tn", preset = kDefaultPreset, fmt;
   static bool ids_only = false;
   cmd->add_option("--layout", layout, "operand layout: tn, nt, nn or tt")->capture_default_str();
-  cmd->add_option("--size", o.size, "number of kernels")->capture_default_str();
-  cmd->add_option("--seed", o.seed, "seed of the exploration draw")->capture_default_str();
-  cmd->add_option("--top-fraction", o.top_fraction, "share of the pool taken by prior score")->capture_default_str();
+  cmd->add_option("--size", o.size, "number of kernels")->transform(positive_count())->capture_default_str();
+  cmd->add_option("--seed", o.seed, "seed of the exploration draw")->transform(seed())->capture_default_str();
+  cmd->add_option("--top-fraction", o.top_fraction, "share of the pool taken by prior score")->check(fraction())->capture_default_str();
   cmd->add_option("--preset", preset, "hardware preset")->capture_default_str();
   cmd->add_flag("--ids", ids_only, "print a pool file (kernel IDs, one per line, with a provenance header)");
   add_format(cmd, fmt);

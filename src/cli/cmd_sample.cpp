@@ -53,11 +53,11 @@ void register_sample(CLI::App& app) {
   static SampleCliOpts o;
   add_problem(cmd, o.problem);
   cmd->add_option("--policy", o.policy, "uniform, top or biased-diverse")->capture_default_str();
-  cmd->add_option("--alpha", o.alpha, "biased-diverse: fraction of the budget from the top of the ranking")
+  cmd->add_option("--alpha", o.alpha, "biased-diverse: fraction of the budget from the top of the ranking")->check(fraction())
       ->capture_default_str();
   cmd->add_option("--budget", o.budget, "candidates to sample: a number, or auto (2000; 1000 largest; 3000 atypical)")
       ->capture_default_str();
-  cmd->add_option("--seed", o.seed, "seed of the random draws")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "seed of the random draws")->transform(seed())->capture_default_str();
   cmd->add_option("--pool", o.pool, "restrict the pool to the kernel IDs in this file (one per line)");
   add_format(cmd, o.format);
   cmd->callback([] {

@@ -51,7 +51,7 @@ void register_shapes(CLI::App& app) {
   static ShapesOpts o;
   cmd->add_option("--set", o.set, "shape set: paper (593 shapes x 4 layouts), heldout (on-grid neighbours of paper shapes, none of them a paper shape) or llm (public model GEMMs)")
       ->capture_default_str();
-  cmd->add_option("--seed", o.seed, "seed of the paper set's random construction")->capture_default_str();
+  cmd->add_option("--seed", o.seed, "seed of the paper set's random construction")->transform(seed())->capture_default_str();
   cmd->add_option("--preset", o.preset, "hardware preset (ridge and LLC for transition shapes and tags)")
       ->capture_default_str();
   cmd->add_option("--models", o.models, "--set llm: model configuration file (default data/shapes/llm_models.json)");

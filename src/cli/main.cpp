@@ -6,6 +6,10 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <filesystem>
+#include <new>
+#include <string>
+#include <string_view>
 #include <iostream>
 
 #include "cks/common.hpp"
@@ -32,6 +36,14 @@ void install_fatal_handlers() {
   void* warm[1];
   backtrace(warm, 1);  // loads libgcc's unwinder now, not inside the handler
   for (int sig : {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT}) signal(sig, on_fatal_signal);
+}
+
+// Errors are exactly one line on stderr: whatever a bad input put into the message (newlines,
+// raw binary, megabytes of it) is escaped and cut by cks::one_line.
+void print_error(const char* prefix, std::string_view message) {
+  std::fflush(stdout);
+  const std::string line = prefix + cks::one_line(message) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
 }  // namespace
@@ -63,13 +75,19 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "cks: error: %s\n", e.what());
+    print_error("cks: error: ", e.what());
     return 2;
   } catch (const cks::Error& e) {
-    std::fprintf(stderr, "cks: error: %s\n", e.what());
+    print_error("cks: error: ", e.what());
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {  // e.g. a file name too long, a permission
+    print_error("cks: error: ", e.what());
+    return 1;
+  } catch (const std::bad_alloc&) {
+    print_error("cks: error: ", "out of memory");
     return 1;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "cks: internal error: %s\n", e.what());
+    print_error("cks: internal error: ", e.what());
     return 3;
   }
   return 0;

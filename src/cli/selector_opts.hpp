@@ -12,6 +12,7 @@
 #include "cks/models.hpp"
 #include "cks/plan.hpp"
 #include "cks/selector.hpp"
+#include "cli/util.hpp"
 
 namespace cks::cli {
 
@@ -21,18 +22,18 @@ inline void add_selector_options(CLI::App* cmd, SelectorOptions& o, bool* exhaus
   if (exhaustive) {
     auto* p = cmd->add_option("--prefilter", o.prefilter,
                               "candidates the prefilter keeps for the model (0 = exhaustive: the model scores "
-                              "every candidate of the catalogue)")
+                              "every candidate of the catalogue)")->transform(count())
                   ->capture_default_str();
     cmd->add_flag("--exhaustive", *exhaustive, "rank the whole catalogue with the model (no prefilter)")->excludes(p);
   }
   cmd->add_option("--cascade-terms", o.cascade_terms,
-                  "XGBoost: trees scoring every prefiltered candidate before the best get the rest (0 = all trees)")
+                  "XGBoost: trees scoring every prefiltered candidate before the best get the rest (0 = all trees)")->transform(count())
       ->capture_default_str();
-  cmd->add_option("--cascade-keep", o.cascade_keep, "XGBoost: candidates that get every tree")->capture_default_str();
+  cmd->add_option("--cascade-keep", o.cascade_keep, "XGBoost: candidates that get every tree")->transform(count())->capture_default_str();
   cmd->add_option("--prior-weight", o.prior_weight,
-                  "weight of the model prior in the prefilter key (0 = static score only)")
+                  "weight of the model prior in the prefilter key (0 = static score only)")->check(non_negative_real())
       ->capture_default_str();
-  cmd->add_option("--prior-terms", o.prior_terms, "XGBoost: trees scoring the prior (computed once per layout)")
+  cmd->add_option("--prior-terms", o.prior_terms, "XGBoost: trees scoring the prior (computed once per layout)")->transform(count())
       ->capture_default_str();
   cmd->add_option_function<std::string>(
          "--prior-mode",
@@ -52,8 +53,9 @@ inline void add_selector_options(CLI::App* cmd, SelectorOptions& o, bool* exhaus
              long m = 0, n = 0, k = 0;
              char x1 = 0, x2 = 0;
              std::istringstream in(text);
-             if (!(in >> m >> x1 >> n >> x2 >> k) || x1 != 'x' || x2 != 'x' || in.peek() != EOF || m <= 0 || n <= 0 || k <= 0)
-               throw Error("--prior-problems: '" + text + "' is not MxNxK with positive M, N, K");
+             if (!(in >> m >> x1 >> n >> x2 >> k) || x1 != 'x' || x2 != 'x' || in.peek() != EOF || m <= 0 || n <= 0 || k <= 0 ||
+                 m > kMaxProblemDim || n > kMaxProblemDim || k > kMaxProblemDim)
+               throw Error("--prior-problems: '" + text + "' is not MxNxK with M, N, K in [1, 2^31-1]");
              o.prior_problems.push_back({m, n, k});
            }
          },

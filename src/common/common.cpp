@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -30,6 +31,70 @@ void Table::add_row(std::vector<Cell> row) {
   if (row.size() != columns_.size())
     throw std::logic_error("Table::add_row: width mismatch");
   rows_.push_back(std::move(row));
+}
+
+namespace {
+
+// Length of the valid UTF-8 sequence starting at s[i] (2-4), or 0 when it is not one (overlong
+// forms, surrogates and code points above U+10FFFF are invalid).
+size_t utf8_sequence(std::string_view s, size_t i) {
+  const auto b = [&](size_t j) { return static_cast<unsigned char>(s[j]); };
+  const unsigned char c = b(i);
+  size_t len = 0;
+  uint32_t cp = 0;
+  if (c >= 0xC2 && c <= 0xDF) len = 2, cp = c & 0x1F;
+  else if (c >= 0xE0 && c <= 0xEF) len = 3, cp = c & 0x0F;
+  else if (c >= 0xF0 && c <= 0xF4) len = 4, cp = c & 0x07;
+  else return 0;
+  if (i + len > s.size()) return 0;
+  for (size_t j = 1; j < len; ++j) {
+    if ((b(i + j) & 0xC0) != 0x80) return 0;
+    cp = (cp << 6) | (b(i + j) & 0x3F);
+  }
+  if ((len == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (len == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+    return 0;
+  return len;
+}
+
+void append_hex_byte(std::string& out, unsigned char c) {
+  static const char kHex[] = "0123456789abcdef";
+  out += "\\x";
+  out += kHex[c >> 4];
+  out += kHex[c & 15];
+}
+
+}  // namespace
+
+std::string one_line(std::string_view message, size_t max_bytes) {
+  std::string out;
+  out.reserve(std::min(message.size(), max_bytes) + 16);
+  size_t i = 0;
+  while (i < message.size()) {
+    if (out.size() >= max_bytes) break;
+    const unsigned char c = static_cast<unsigned char>(message[i]);
+    if (c >= 0x20 && c < 0x7F) {
+      out += static_cast<char>(c);
+      ++i;
+    } else if (c == '\n') {
+      out += "\\n", ++i;
+    } else if (c == '\r') {
+      out += "\\r", ++i;
+    } else if (c == '\t') {
+      out += "\\t", ++i;
+    } else if (c < 0x80) {
+      append_hex_byte(out, c), ++i;  // other C0 controls and DEL
+    } else if (const size_t len = utf8_sequence(message, i); len > 0 && !(len == 2 && c == 0xC2 && static_cast<unsigned char>(message[i + 1]) < 0xA0)) {
+      out.append(message.substr(i, len));  // printable multi-byte character
+      i += len;
+    } else if (len == 2) {
+      append_hex_byte(out, c), append_hex_byte(out, static_cast<unsigned char>(message[i + 1]));  // C1 control
+      i += 2;
+    } else {
+      append_hex_byte(out, c), ++i;  // not UTF-8
+    }
+  }
+  if (i < message.size()) out += " ... (" + std::to_string(message.size() - i) + " more bytes)";
+  return out;
 }
 
 std::string csv_escape(std::string_view s) {

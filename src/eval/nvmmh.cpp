@@ -1,15 +1,10 @@
 // The nvMatmulHeuristics baseline: tools/nvmmh_query.py asks the (optional, proprietary) PyPI
 // package for its suggestions; here they are mapped onto measured candidates (rules in
 // cks/models.hpp next to NvmmhSuggestion).
-#include <unistd.h>
-
-#include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "cks/models.hpp"
+#include "common/subprocess.hpp"
 
 namespace cks {
 
@@ -20,27 +15,13 @@ std::string bridge_path() {
   return std::string(CKS_SOURCE_DIR) + "/tools/nvmmh_query.py";
 }
 
-// Runs the bridge on a request file; returns its stdout.
+// Runs the bridge with the request on its stdin; returns its stdout. An argument vector, no shell:
+// $CKS_PYTHON names one executable (no arguments), and no path is ever parsed as shell text.
 std::string run_bridge(const std::string& request) {
-  std::string path = (std::filesystem::temp_directory_path() / "cks-nvmmh-XXXXXX").string();
-  const int fd = mkstemp(path.data());
-  if (fd < 0) throw Error("cannot create a temporary file for the nvMMH request");
-  close(fd);
-  {
-    std::ofstream out(path);
-    out << request;
-  }
   const char* python = std::getenv("CKS_PYTHON");
-  const std::string cmd = std::string(python ? python : "python3") + " '" + bridge_path() + "' < '" + path + "' 2>/dev/null";
-  std::string output;
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    char buf[65536];
-    size_t got;
-    while ((got = fread(buf, 1, sizeof buf, p)) > 0) output.append(buf, got);
-    pclose(p);
-  }
-  std::remove(path.c_str());
-  return output;
+  RunOptions o;
+  o.input = request;
+  return run_argv({python && *python ? python : "python3", bridge_path()}, o).output;
 }
 
 }  // namespace

@@ -3,13 +3,16 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdlib>
+#include <type_traits>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "cks/common.hpp"
+#include "common/json_limits.hpp"
 
 namespace fs = std::filesystem;
 
@@ -32,66 +35,103 @@ std::string hw_presets_path() {
   throw Error("hardware presets file not found (set CKS_DATA_DIR to the repository's data/ folder)");
 }
 
-static const nlohmann::json& presets_json() {
+namespace {
+
+// The presets file, read and schema-checked once: {"presets": {"<key>": {<fields>}, ...}}.
+struct Presets {
+  std::string path;
+  nlohmann::json json;
+};
+
+const Presets& presets() {
   static std::once_flag once;
-  static nlohmann::json j;
+  static Presets p;
   std::call_once(once, [] {
-    std::string path = hw_presets_path();
-    std::ifstream in(path);
-    try {
-      j = nlohmann::json::parse(in);
-    } catch (const std::exception& e) {
-      throw Error("cannot parse " + path + ": " + e.what());
-    }
+    Presets loaded;
+    loaded.path = hw_presets_path();
+    loaded.json = parse_json_limited(read_file_limited(loaded.path, "hardware presets file", 16u << 20),
+                                     "hardware presets file " + loaded.path);
+    const auto it = loaded.json.is_object() ? loaded.json.find("presets") : loaded.json.end();
+    if (it == loaded.json.end() || !it->is_object() || it->empty())
+      throw Error("hardware presets file " + loaded.path + ": expected {\"presets\": {\"<name>\": {...}, ...}}");
+    p = std::move(loaded);
   });
-  return j;
+  return p;
 }
+
+// One numeric field of a preset, checked against its schema range.
+template <typename T>
+T preset_number(const nlohmann::json& p, const std::string& key, const char* field, double lo, double hi,
+                const std::string& path) {
+  const std::string where = "hardware preset '" + key + "' in " + path + ": ";
+  const auto it = p.find(field);
+  if (it == p.end()) throw Error(where + "\"" + field + "\" is missing");
+  if (std::is_integral_v<T> ? !it->is_number_integer() : !it->is_number())
+    throw Error(where + "\"" + field + "\" must be " + (std::is_integral_v<T> ? "an integer" : "a number") +
+                " (got " + it->dump() + ")");
+  const double v = it->get<double>();
+  if (!std::isfinite(v) || v < lo || v > hi)
+    throw Error(where + "\"" + field + "\" must be in [" + format_double(lo) + ", " + format_double(hi) + "] (got " +
+                it->dump() + ")");
+  return it->get<T>();
+}
+
+}  // namespace
 
 std::vector<std::string> hw_preset_names() {
   std::vector<std::string> out;
-  for (auto& [k, v] : presets_json().at("presets").items()) out.push_back(k);
+  for (auto& [k, v] : presets().json.at("presets").items()) out.push_back(k);
   return out;
 }
 
-static HardwareDesc from_json(const std::string& key, const nlohmann::json& p) {
+// The preset schema (data/hw/presets.json): every field present, of its type, and in a range
+// that a Hopper-class GPU can have; zero or negative resources (which would empty the catalogue
+// or divide by zero in the features) are refused with the field's name.
+static HardwareDesc from_json(const std::string& key, const nlohmann::json& p, const std::string& path) {
+  if (!p.is_object()) throw Error("hardware preset '" + key + "' in " + path + " must be an object");
   HardwareDesc h;
   h.preset = key;
-  try {
-    h.name = p.at("name").get<std::string>();
-    h.cc_major = p.at("cc_major");
-    h.cc_minor = p.at("cc_minor");
-    h.sm_count = p.at("sm_count");
-    h.sm_clock_mhz = p.at("sm_clock_mhz");
-    h.smem_per_sm_bytes = p.at("smem_per_sm_bytes");
-    h.smem_per_block_optin_bytes = p.at("smem_per_block_optin_bytes");
-    h.regs_per_sm = p.at("regs_per_sm");
-    h.regs_per_thread_max = p.at("regs_per_thread_max");
-    h.max_threads_per_sm = p.at("max_threads_per_sm");
-    h.max_blocks_per_sm = p.at("max_blocks_per_sm");
-    h.max_cluster_size_portable = p.at("max_cluster_size_portable");
-    h.max_cluster_size_nonportable = p.at("max_cluster_size_nonportable");
-    h.l2_bytes = p.at("l2_bytes");
-    h.hbm_bytes = p.at("hbm_bytes");
-    h.hbm_bw_bytes_per_s = p.at("hbm_bw_bytes_per_s");
-    h.bf16_dense_flops_per_s = p.at("bf16_dense_flops_per_s");
-    h.tma_bw_bytes_per_s = p.at("tma_bw_bytes_per_s");
-  } catch (const nlohmann::json::exception& e) {
-    throw Error("hardware preset '" + key + "' is incomplete: " + e.what());
-  }
-  if (h.sm_count <= 0 || h.hbm_bw_bytes_per_s <= 0 || h.bf16_dense_flops_per_s <= 0)
-    throw Error("hardware preset '" + key + "' has non-positive rates");
+  const auto name = p.find("name");
+  if (name == p.end() || !name->is_string() || name->get<std::string>().empty())
+    throw Error("hardware preset '" + key + "' in " + path + ": \"name\" must be a non-empty string");
+  h.name = name->get<std::string>();
+  auto i = [&](const char* f, double lo, double hi) { return preset_number<long>(p, key, f, lo, hi, path); };
+  auto d = [&](const char* f, double lo, double hi) { return preset_number<double>(p, key, f, lo, hi, path); };
+  h.cc_major = static_cast<int>(i("cc_major", 1, 99));
+  h.cc_minor = static_cast<int>(i("cc_minor", 0, 9));
+  h.sm_count = static_cast<int>(i("sm_count", 1, 4096));
+  h.sm_clock_mhz = static_cast<int>(i("sm_clock_mhz", 1, 100000));
+  h.smem_per_sm_bytes = i("smem_per_sm_bytes", 1, 1L << 30);
+  h.smem_per_block_optin_bytes = i("smem_per_block_optin_bytes", 1, 1L << 30);
+  h.regs_per_sm = i("regs_per_sm", 1, 1L << 30);
+  h.regs_per_thread_max = static_cast<int>(i("regs_per_thread_max", 1, 1 << 16));
+  h.max_threads_per_sm = static_cast<int>(i("max_threads_per_sm", 1, 1 << 20));
+  h.max_blocks_per_sm = static_cast<int>(i("max_blocks_per_sm", 1, 1 << 16));
+  h.max_cluster_size_portable = static_cast<int>(i("max_cluster_size_portable", 1, 1024));
+  h.max_cluster_size_nonportable = static_cast<int>(i("max_cluster_size_nonportable", 1, 1024));
+  h.l2_bytes = d("l2_bytes", 1, 1e15);
+  h.hbm_bytes = d("hbm_bytes", 1, 1e18);
+  h.hbm_bw_bytes_per_s = d("hbm_bw_bytes_per_s", 1, 1e18);
+  h.bf16_dense_flops_per_s = d("bf16_dense_flops_per_s", 1, 1e21);
+  h.tma_bw_bytes_per_s = d("tma_bw_bytes_per_s", 1, 1e18);
+  const std::string where = "hardware preset '" + key + "' in " + path + ": ";
+  if (h.smem_per_block_optin_bytes > h.smem_per_sm_bytes)
+    throw Error(where + "\"smem_per_block_optin_bytes\" exceeds \"smem_per_sm_bytes\"");
+  if (h.max_cluster_size_portable > h.max_cluster_size_nonportable)
+    throw Error(where + "\"max_cluster_size_portable\" exceeds \"max_cluster_size_nonportable\"");
   return h;
 }
 
 HardwareDesc hw_preset(const std::string& name) {
-  const auto& ps = presets_json().at("presets");
+  const Presets& all = presets();
+  const auto& ps = all.json.at("presets");
   auto it = ps.find(name);
   if (it == ps.end()) {
     std::string known;
     for (auto& n : hw_preset_names()) known += (known.empty() ? "" : ", ") + n;
     throw Error("unknown hardware preset '" + name + "' (known: " + known + ")");
   }
-  return from_json(name, *it);
+  return from_json(name, *it, all.path);
 }
 
 const HardwareDesc& default_hw() {

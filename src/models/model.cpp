@@ -5,6 +5,7 @@
 
 #include "cks/files.hpp"
 #include "cks/models.hpp"
+#include "common/json_limits.hpp"
 #include "models/rankers.hpp"
 
 namespace cks {
@@ -150,43 +151,77 @@ void Model::save(const std::string& path) const {
 }
 
 std::unique_ptr<Model> Model::load(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read model file '" + path + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return deserialize(ss.str(), path);
+  // A model file is a few tens of MiB; anything above 1 GiB, or not a regular file (/dev/zero, a
+  // FIFO), is refused before reading.
+  return deserialize(read_file_limited(path, "model file", kMaxInputFileBytes), path);
 }
 
+namespace {
+
+// Typed access to the model file's fields: a wrong type is a clear error naming the field.
+const nlohmann::json& member(const nlohmann::json& obj, const char* key, nlohmann::json::value_t type,
+                             const std::string& origin, const char* where = "") {
+  const auto it = obj.find(key);
+  if (it == obj.end()) throw Error(origin + " is not a valid model file (" + where + "\"" + key + "\" is missing)");
+  const bool ok = type == nlohmann::json::value_t::number_float ? it->is_number() : it->type() == type;
+  if (!ok) {
+    const char* expected = type == nlohmann::json::value_t::object   ? "an object"
+                           : type == nlohmann::json::value_t::string ? "a string"
+                           : type == nlohmann::json::value_t::array  ? "an array"
+                                                                     : "a number";
+    throw Error(origin + " is not a valid model file (" + where + "\"" + key + "\" must be " + expected + ", not " +
+                it->type_name() + ")");
+  }
+  return *it;
+}
+
+}  // namespace
+
 std::unique_ptr<Model> Model::deserialize(std::string_view text, const std::string& origin) {
+  using vt = nlohmann::json::value_t;
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(origin + " is not a model file (invalid JSON)");
+    j = parse_json_limited(text, origin);
+  } catch (const Error& e) {
+    throw Error(origin + " is not a model file (" + e.what() + ")");
   }
-  if (!j.is_object() || j.value("format", "") != kModelFormat)
+  const auto format = j.is_object() ? j.find("format") : j.end();
+  if (!j.is_object() || format == j.end() || !format->is_string() || format->get<std::string>() != kModelFormat)
     throw Error(origin + " is not a model file (expected format '" + std::string(kModelFormat) + "')");
   try {
     const FeatureSchema& schema = FeatureSchema::get();
-    const std::string hash = j.at("schema").at("hash").get<std::string>();
+    const auto& schema_j = member(j, "schema", vt::object, origin);
+    const std::string hash = member(schema_j, "hash", vt::string, origin, "schema: ").get<std::string>();
     if (hash != schema.hash_hex())
       throw Error(origin + " was trained on feature schema " + hash + " but this build's schema is " +
                   schema.hash_hex() + "; retrain it with `cks train`");
-    const ModelKind kind = parse_model_kind(j.at("kind").get<std::string>());
-    const auto& params = j.at("parameters");
+    const ModelKind kind = parse_model_kind(member(j, "kind", vt::string, origin).get<std::string>());
+    const std::string objective = member(j, "objective", vt::string, origin).get<std::string>();
+    const std::string version = member(schema_j, "version", vt::string, origin, "schema: ").get<std::string>();
+    const std::string hw_preset = member(j, "hw_preset", vt::string, origin).get<std::string>();
+    const auto& options = member(j, "options", vt::object, origin);
+    const auto& provenance = member(j, "provenance", vt::object, origin);
+    const auto& params = member(j, "parameters", vt::object, origin);
     std::unique_ptr<Model> m = kind == ModelKind::xgboost ? models_detail::load_xgboost(params)
                                : kind == ModelKind::ridge ? models_detail::load_ridge(params)
                                                           : models_detail::load_mlp(params);
     ModelInfo& info = m->info();
     info.kind = kind;
-    info.objective = resolve_objective(kind, j.at("objective").get<std::string>());
+    info.objective = resolve_objective(kind, objective);
     info.schema_hash = schema.hash();
-    info.schema_version = j.at("schema").at("version").get<std::string>();
-    info.hw_preset = j.at("hw_preset").get<std::string>();
-    info.options = TrainOptions::from_json(j.at("options"));
-    info.provenance = j.at("provenance");
+    info.schema_version = version;
+    info.hw_preset = hw_preset;
+    info.options = TrainOptions::from_json(options);
+    info.provenance = provenance;
     return m;
+  } catch (const Error& e) {
+    if (std::string_view(e.what()).starts_with(origin)) throw;
+    throw Error(origin + " is not a valid model file (" + e.what() + ")");
   } catch (const nlohmann::json::exception& e) {
+    throw Error(origin + " is not a valid model file (" + e.what() + ")");
+  } catch (const std::bad_alloc&) {
+    throw;
+  } catch (const std::exception& e) {  // std::out_of_range, std::length_error, ... from malformed parameters
     throw Error(origin + " is not a valid model file (" + e.what() + ")");
   }
 }

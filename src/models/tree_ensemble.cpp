@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cks/common.hpp"
+#include "common/json_limits.hpp"
 
 namespace cks::models_detail {
 
@@ -23,8 +24,8 @@ json parse_model(std::string_view bytes) {
   while (i < bytes.size() && (bytes[i] == ' ' || bytes[i] == '\n' || bytes[i] == '\r' || bytes[i] == '\t')) ++i;
   const bool text = !bytes.empty() && bytes[0] == '{' && (i >= bytes.size() || bytes[i] == '"' || bytes[i] == '}');
   try {
-    return text ? json::parse(bytes) : json::from_ubjson(bytes);
-  } catch (const json::exception& e) {
+    return text ? parse_json_limited(bytes, "XGBoost booster") : parse_ubjson_limited(bytes, "XGBoost booster");
+  } catch (const Error& e) {
     throw Error(std::string("XGBoost model: cannot parse the booster (") + e.what() + ")");
   }
 }

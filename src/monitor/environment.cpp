@@ -12,6 +12,7 @@
 
 #include "cks/common.hpp"
 #include "cks/hw.hpp"
+#include "common/subprocess.hpp"
 
 namespace cks::monitor {
 
@@ -22,13 +23,8 @@ namespace {
 std::atomic<int> g_stop_signals{0};
 extern "C" void on_stop_signal(int) { g_stop_signals.fetch_add(1, std::memory_order_relaxed); }
 
-std::string trimmed_output(const std::string& cmd) {
-  std::string out;
-  if (FILE* p = ::popen(cmd.c_str(), "r")) {
-    char buf[256];
-    while (std::fgets(buf, sizeof buf, p)) out += buf;
-    ::pclose(p);
-  }
+std::string trimmed_output(const std::vector<std::string>& argv) {
+  std::string out = run_argv(argv).output;
   while (!out.empty() && std::isspace(static_cast<unsigned char>(out.back()))) out.pop_back();
   return out;
 }
@@ -62,7 +58,7 @@ int SignalScope::count() const { return handle_stop_ ? g_stop_signals.load(std::
 std::string git_sha() {
   if (const char* env = std::getenv("CKS_GIT_SHA"); env && *env) return env;
   if (!fs::exists(fs::path(CKS_SOURCE_DIR) / ".git")) return "";
-  return trimmed_output("git -C '" + std::string(CKS_SOURCE_DIR) + "' rev-parse HEAD 2>/dev/null");
+  return trimmed_output({"git", "-C", CKS_SOURCE_DIR, "rev-parse", "HEAD"});
 }
 
 std::string host_name() {

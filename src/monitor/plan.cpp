@@ -2,6 +2,7 @@
 #include "cks/plan.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 
 #include "cks/common.hpp"
 #include "cks/files.hpp"
+#include "common/json_limits.hpp"
 #include "cks/sampling.hpp"
 
 namespace cks {
@@ -43,14 +45,13 @@ std::string string_field(const json& obj, const char* key, const Where& w, std::
   return v->get<std::string>();
 }
 
-// M, N, K follow the catalogue's alignment rule: positive multiples of 8 (16-byte BF16 rows).
+// M, N, K: integers; their range and the layout's alignment are cks::check_problem's (below).
 long dim_field(const json& g, const char* key, const Where& w) {
   const json* v = field(g, key);
   if (!v || !v->is_number_integer()) w.fail(std::string("group needs an integer \"") + key + "\"");
-  const long x = v->get<long>();
-  if (x <= 0 || x % 8 != 0 || x > (1L << 31))
-    w.fail(std::string("group \"") + key + "\" must be a positive multiple of 8 (got " + std::to_string(x) + ")");
-  return x;
+  if (v->is_number_unsigned() && v->get<uint64_t>() > static_cast<uint64_t>(INT64_MAX))
+    w.fail(std::string("group \"") + key + "\" is too large (got " + v->dump() + ")");
+  return v->get<long>();
 }
 
 GroupInfo parse_group_info(const json& g, const Where& w) {
@@ -61,8 +62,9 @@ GroupInfo parse_group_info(const json& g, const Where& w) {
   info.k = dim_field(g, "k", w);
   try {
     info.layout = parse_layout(string_field(g, "layout", w));
+    check_problem(info.m, info.n, info.k, info.layout);
   } catch (const Error& e) {
-    w.fail(e.what());
+    w.fail(std::string("group: ") + e.what());
   }
   info.key = group_key(info.m, info.n, info.k, info.layout);
   // A key is its shape's, or its shape's with a variant suffix "~<letters/digits>" (the
@@ -91,7 +93,56 @@ GroupInfo parse_group_info(const json& g, const Where& w) {
   return info;
 }
 
-std::vector<CandidateRef> parse_candidate_list(const json& list, const Where& w) {
+// The knob settings a plan may name for a kernel: knob_settings() of the kernel when it is in the
+// group layout's catalogue, or CUTLASS's defaults (r=h,s=1,d=h,k=1: what every kernel runs without
+// runtime arguments; older registries measured them); for an ID outside the catalogue (the fake
+// backend's tests) any setting that some catalogue kernel admits. Out-of-range knobs (s=-1,
+// s=999, k=-4) are refused either way.
+class KnobCheck {
+ public:
+  explicit KnobCheck(Layout layout) : cat_(Catalogue::get(layout)) {}
+  // Empty when allowed, else why not.
+  std::string check(const std::string& kernel_id, const RuntimeKnobs& knobs) {
+    if (const auto idx = cat_.find(kernel_id)) {
+      auto [it, fresh] = by_kernel_.try_emplace(*idx);
+      if (fresh) it->second = knob_settings(cat_.kernels()[*idx]);
+      if (knobs == RuntimeKnobs{}) return "";
+      for (const auto& k : it->second)
+        if (k == knobs) return "";
+      return "knobs " + knobs.canonical() + " are not a setting of kernel " + kernel_id + " (it admits " +
+             join(it->second) + ")";
+    }
+    static const std::vector<RuntimeKnobs> any = all_settings();
+    for (const auto& k : any)
+      if (k == knobs) return "";
+    return "knobs " + knobs.canonical() + " are not a setting of any catalogue kernel (raster m or n; swizzle 1, 2, 4 "
+           "or 8; split-K 2, 4 or 8 only with d=sk; the default r=h,s=1,d=h,k=1)";
+  }
+
+ private:
+  static std::string join(const std::vector<RuntimeKnobs>& v) {
+    std::string s;
+    for (const auto& k : v) s += (s.empty() ? "" : "; ") + k.canonical();
+    return s;
+  }
+  static std::vector<RuntimeKnobs> all_settings() {
+    std::vector<RuntimeKnobs> out;
+    for (auto ml : {MainloopSchedule::tma_ws, MainloopSchedule::cooperative})
+      for (auto sched : {TileSchedulerKind::persistent, TileSchedulerKind::stream_k}) {
+        KernelDesc k;
+        k.mainloop = ml;
+        k.scheduler = sched;
+        for (const auto& kn : knob_settings(k))
+          if (std::find(out.begin(), out.end(), kn) == out.end()) out.push_back(kn);
+      }
+    return out;
+  }
+  const Catalogue& cat_;
+  std::unordered_map<uint32_t, std::vector<RuntimeKnobs>> by_kernel_;
+};
+
+std::vector<CandidateRef> parse_candidate_list(const json& list, Layout layout, const Where& w) {
+  KnobCheck knob_check(layout);
   std::vector<CandidateRef> out;
   std::set<CandidateRef> seen;
   out.reserve(list.size());
@@ -104,8 +155,11 @@ std::vector<CandidateRef> parse_candidate_list(const json& list, const Where& w)
     if (!is_kernel_id(id)) w.fail(at + "bad kernel id '" + id + "' (expected k + 16 hex digits)");
     std::string knobs;
     try {
-      knobs = RuntimeKnobs::from_canonical(c[1].get<std::string>()).canonical();
+      const RuntimeKnobs parsed = RuntimeKnobs::from_canonical(c[1].get<std::string>());
+      if (const std::string why = knob_check.check(id, parsed); !why.empty()) w.fail(at + why);
+      knobs = parsed.canonical();
     } catch (const Error& e) {
+      if (std::string_view(e.what()).starts_with(w.path + ":")) throw;
       w.fail(at + e.what());
     }
     CandidateRef ref{id, knobs};
@@ -131,7 +185,7 @@ PlanGroup parse_group_line(const json& j, const fs::path& plan_dir, const Where&
   }
   const json& cands = j["candidates"];
   if (cands.is_array()) {
-    pg.candidates = parse_candidate_list(cands, w);
+    pg.candidates = parse_candidate_list(cands, pg.group.layout, w);
     return pg;
   }
   if (cands != "exhaustive") w.fail("\"candidates\" must be a list or \"exhaustive\"");
@@ -165,6 +219,7 @@ size_t Plan::candidates() const {
 }
 
 Plan read_plan(const std::string& path) {
+  check_input_file(path, "plan");  // a regular file of at most 1 GiB (not /dev/zero, not a FIFO)
   std::ifstream in(path);
   if (!in) throw Error("cannot open plan '" + path + "'");
   const fs::path plan_dir = fs::path(path).parent_path();
@@ -176,8 +231,12 @@ Plan read_plan(const std::string& path) {
   while (std::getline(in, line)) {
     ++w.line;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) w.fail("not valid JSON");
+    json j;
+    try {
+      j = parse_json_limited(line, "line");
+    } catch (const Error& e) {
+      w.fail(std::string("not valid JSON (") + e.what() + ")");
+    }
     if (!have_header) {
       if (!j.is_object() || !j.contains("plan_version")) w.fail("the first line must be the plan header {\"plan_version\":1,...}");
       if (j["plan_version"] != kPlanVersion)

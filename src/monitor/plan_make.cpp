@@ -11,6 +11,7 @@
 #include "cks/registry.hpp"
 #include "cks/sampling.hpp"
 #include "cks/shapes.hpp"
+#include "common/json_limits.hpp"
 
 #include "shapes/rng.hpp"
 
@@ -62,6 +63,7 @@ long parse_long(const std::string& s, const std::string& where, const char* what
 
 // Groups from a `cks shapes` CSV; tags are recomputed for `hw` (the CSV's are informative).
 std::vector<ShapeGroup> read_shapes_csv(const std::string& path, const HardwareDesc& hw) {
+  check_input_file(path, "shapes file");
   std::ifstream in(path);
   if (!in) throw Error("cannot open shapes file '" + path + "'");
   std::string line;
@@ -80,10 +82,9 @@ std::vector<ShapeGroup> read_shapes_csv(const std::string& path, const HardwareD
     const auto get = [&](const char* name) { return col.count(name) ? f[col[name]] : std::string(); };
     ShapeGroup g;
     g.shape = {parse_long(get("m"), where, "m"), parse_long(get("n"), where, "n"), parse_long(get("k"), where, "k")};
-    for (long d : {g.shape.m, g.shape.n, g.shape.k})
-      if (d <= 0 || d % 8 != 0) throw Error(where + ": dimensions must be positive multiples of 8");
     try {
       g.layout = parse_layout(get("layout"));
+      check_problem(g.shape.m, g.shape.n, g.shape.k, g.layout);
     } catch (const Error& e) {
       throw Error(where + ": " + e.what());
     }

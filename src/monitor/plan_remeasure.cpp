@@ -9,6 +9,7 @@
 #include "cks/common.hpp"
 #include "cks/plan.hpp"
 #include "cks/registry.hpp"
+#include "common/json_limits.hpp"
 #include "shapes/rng.hpp"
 
 namespace cks {
@@ -17,6 +18,7 @@ namespace {
 
 // Kernel IDs of a pool file (one per line, '#' comments).
 std::set<std::string> read_ids(const std::string& path) {
+  check_input_file(path, "pool file");
   std::ifstream in(path);
   if (!in) throw Error("cannot read pool file " + path);
   std::set<std::string> ids;

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "cks/common.hpp"
+#include "common/json_limits.hpp"
 #include "shapes/rng.hpp"
 
 namespace cks {
@@ -194,6 +195,7 @@ Sample sample_candidates(const GemmShape& p, Layout layout, const std::vector<Ke
 }
 
 std::vector<Candidate> read_pool_file(const std::string& path, const Catalogue& cat) {
+  check_input_file(path, "pool file");
   std::ifstream in(path);
   if (!in) throw Error("cannot read pool file " + path);
   std::vector<char> wanted(cat.kernels().size(), 0);

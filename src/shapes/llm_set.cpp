@@ -17,6 +17,7 @@
 
 #include "cks/common.hpp"
 #include "cks/shapes.hpp"
+#include "common/json_limits.hpp"
 
 namespace fs = std::filesystem;
 
@@ -154,13 +155,12 @@ std::string llm_models_path() {
 }
 
 std::vector<ShapeGroup> make_llm_set(const std::string& models_path, uint64_t seed, const HardwareDesc& hw) {
-  std::ifstream in(models_path);
-  if (!in) throw Error("cannot read LLM model file " + models_path);
+  const std::string text = read_file_limited(models_path, "LLM model file", 64u << 20);
   json root;
   try {
-    root = json::parse(in);
-  } catch (const json::exception& e) {
-    throw Error("cannot parse " + models_path + ": " + e.what());
+    root = parse_json_limited(text, models_path);
+  } catch (const Error& e) {
+    throw Error("cannot parse " + std::string(e.what()));
   }
   const auto tokens = positive_list(root, "tokens", kAlignment, models_path);
   const auto tps = positive_list(root, "tp", 1, models_path);

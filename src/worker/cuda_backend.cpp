@@ -335,8 +335,11 @@ void replicate(char* base, size_t stride, size_t n, cudaStream_t stream) {
 GroupResult CudaBackend::setup_group(const GroupSpec& g) {
   GroupResult res;
   group_.reset();
-  if (g.m <= 0 || g.n <= 0 || g.k <= 0 || g.m % 8 || g.n % 8 || g.k % 8)
-    throw Error("group " + std::to_string(g.group_id) + ": M, N, K must be positive multiples of 8");
+  try {
+    check_problem(g.m, g.n, g.k, g.layout);
+  } catch (const Error& e) {
+    throw Error("group " + std::to_string(g.group_id) + ": " + e.what());
+  }
   const size_t m = g.m, n = g.n, k = g.k;
   Group grp;
   grp.spec = g;

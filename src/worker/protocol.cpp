@@ -85,10 +85,10 @@ json to_json(const GroupSpec& g) {
 GroupSpec group_spec_from_json(const json& j) {
   GroupSpec g;
   g.group_id = j.at("group_id").get<int64_t>();
-  g.m = j.at("m").get<int>();
-  g.n = j.at("n").get<int>();
-  g.k = j.at("k").get<int>();
+  const auto m = j.at("m").get<int64_t>(), n = j.at("n").get<int64_t>(), k = j.at("k").get<int64_t>();
   g.layout = parse_layout(j.at("layout").get<std::string>());
+  check_problem(m, n, k, g.layout);  // in int range from here on
+  g.m = static_cast<int>(m), g.n = static_cast<int>(n), g.k = static_cast<int>(k);
   opt(j, "seed", g.seed);
   return g;
 }

@@ -53,8 +53,8 @@ void expect_one_line_error(const std::string& args, const std::string& mentions)
 
 TEST(FeaturesCli, BadInputIsOneClearErrorLine) {
   const std::string ok = " --n 4096 --k 4096 --layout tn";
-  expect_one_line_error("features --m 0" + ok, "--m must be positive");
-  expect_one_line_error("features --m -64" + ok, "--m must be positive");
+  expect_one_line_error("features --m 0" + ok, "M must be positive");
+  expect_one_line_error("features --m -64" + ok, "M must be positive");
   expect_one_line_error("features --m 100" + ok, "multiple of 8");
   expect_one_line_error("features --m 64 --n 64 --k 64 --layout xy", "unknown layout 'xy'");
   expect_one_line_error("features --m 64 --n 64 --k 64 --layout tn --preset a100", "unknown hardware preset 'a100'");

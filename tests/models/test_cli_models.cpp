@@ -69,7 +69,7 @@ TEST(ModelsCli, FallbackStaticRanksByTheStaticScoreEvenWithAModel) {
 }
 
 TEST(ModelsCli, BadInputIsOneClearErrorLine) {
-  expect_error("select --m 0 --n 64 --k 64 --layout tn --fallback static", "--m must be positive");
+  expect_error("select --m 0 --n 64 --k 64 --layout tn --fallback static", "M must be positive");
   expect_error("select --m 64 --n 64 --k 64 --layout xy --fallback static", "unknown layout 'xy'");
   expect_error("select --m 64 --n 64 --k 64 --layout tn --top 0 --fallback static", "--top must be >= 1");
   expect_error("select --m 64 --n 64 --k 64 --layout tn --fallback dynamic", "unknown --fallback");

@@ -43,7 +43,7 @@ TEST(MonitorPlan, WriteReadRoundTrip) {
   PlanGroup pg;
   pg.group = {"", 4096, 1024, 256, Layout::nt, "eval", R"({"class":"llm"})", "top", 2, 77};
   pg.group.key = group_key(4096, 1024, 256, Layout::nt);
-  pg.candidates = {{fake_kernel(1), kDefaultKnobs}, {fake_kernel(2), "r=n,s=8,d=sk,k=4"}};
+  pg.candidates = {{fake_kernel(1), kDefaultKnobs}, {fake_kernel(2), "r=n,s=1,d=sk,k=4"}};
   plan.groups.push_back(pg);
   write_plan(plan, dir / "p.jsonl");
   EXPECT_FALSE(std::filesystem::exists(dir / "p.jsonl.tmp"));
@@ -125,6 +125,43 @@ TEST(MonitorPlan, ValidationErrorsNameTheLine) {
   expect_error({kHeader, R"({"group":{}})"}, ":2:", "expected a group line");
   EXPECT_NE(read_error(dir, {}).find("empty plan"), std::string::npos);
   EXPECT_THROW(read_plan(dir / "missing.jsonl"), Error);
+}
+
+// Issue 18 defects 3 and 10: a dimension of 2^31 (which the monitor would narrow to a negative
+// int for the worker) and knobs outside the catalogue's settings are refused when a plan is read.
+TEST(MonitorPlan, DimensionsAndKnobsAreCheckedWhenRead) {
+  TempDir dir;
+  const auto expect_error = [&](const std::vector<std::string>& lines, const std::string& what) {
+    const std::string e = read_error(dir, lines);
+    EXPECT_NE(e.find(":2:"), std::string::npos) << e;
+    EXPECT_NE(e.find(what), std::string::npos) << e;
+  };
+  expect_error({kHeader, group_line(R"("m":2147483648,"n":256,"k":512,"layout":"tn")", kCands)}, "M is too large");
+  expect_error({kHeader, group_line(R"("m":128,"n":256,"k":9223372036854775808,"layout":"tn")", kCands)}, "too large");
+  expect_error({kHeader, group_line(R"("m":128,"n":256,"k":12,"layout":"tn")", kCands)},
+               "K must be a multiple of 8 for layout tn");
+  // N is free for TN (no operand has N contiguous): a decode-sized N is a valid group.
+  EXPECT_EQ(read_error(dir, {kHeader, group_line(R"("m":128,"n":1,"k":512,"layout":"tn")", kCands)}), "(no error)");
+  // Knobs no kernel admits, for a kernel outside the catalogue (the fake backend's IDs).
+  expect_error({kHeader, group_line(kGroup, R"([["k0123456789abcdef","r=m,s=-1,d=h,k=-4"]])")}, "not a setting");
+  expect_error({kHeader, group_line(kGroup, R"([["k0123456789abcdef","r=m,s=999,d=h,k=1"]])")}, "not a setting");
+  expect_error({kHeader, group_line(kGroup, R"([["k0123456789abcdef","r=m,s=1,d=sk,k=3"]])")}, "not a setting");
+  // Knobs another kernel admits but this catalogue kernel does not.
+  const Catalogue& cat = Catalogue::get(Layout::tn);
+  std::string persistent, streamk;
+  for (const auto& k : cat.kernels()) {
+    if (persistent.empty() && k.mainloop != MainloopSchedule::tma_ws && k.scheduler == TileSchedulerKind::persistent)
+      persistent = k.id();
+    if (streamk.empty() && k.scheduler == TileSchedulerKind::stream_k) streamk = k.id();
+  }
+  expect_error({kHeader, group_line(kGroup, "[[\"" + persistent + "\",\"r=m,s=1,d=sk,k=4\"]]")},
+               "are not a setting of kernel " + persistent);
+  expect_error({kHeader, group_line(kGroup, "[[\"" + streamk + "\",\"r=n,s=8,d=h,k=1\"]]")}, "not a setting of kernel");
+  // Every knob setting of a catalogue kernel reads back.
+  std::string cands;
+  for (const auto& kn : knob_settings(cat.kernels()[*cat.find(streamk)]))
+    cands += std::string(cands.empty() ? "" : ",") + "[\"" + streamk + "\",\"" + kn.canonical() + "\"]";
+  EXPECT_EQ(read_error(dir, {kHeader, group_line(kGroup, "[" + cands + "]")}), "(no error)");
 }
 
 TEST(MonitorPlan, ExhaustiveGroupsExpandTheirPool) {
