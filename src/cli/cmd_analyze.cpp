@@ -397,8 +397,10 @@ void register_sidebyside_study(CLI::App* analyze) {
       ->capture_default_str();
   cmd->add_option("--clock-tolerance", so->clock_tolerance_mhz,
                   "rows whose SM clock is further than this from the group's median are flagged and left out (MHz)")
+      ->check(non_negative_real())
       ->capture_default_str();
   cmd->add_option("--min-reps", so->min_reps, "unflagged repetitions a candidate needs to be compared")
+      ->transform(uint_in(1, 16))
       ->capture_default_str();
   cmd->add_option("--per-group", *per_group, "also write one CSV row per group to this file");
   cmd->callback([o, so, model, methods, per_group] {

@@ -85,17 +85,17 @@ void add_picks_options(CLI::App* cmd, PicksCli& c) {
   add_source(cmd, c.src);
   cmd->add_option("--set", c.set, "groups of this set (empty: every set but sbs)")->capture_default_str();
   cmd->add_option("--layouts", c.layouts, "only these layouts, comma-separated");
-  cmd->add_option("--limit-groups", c.limit_groups, "the first N groups in key order (0: all)")->capture_default_str();
-  cmd->add_option("--pick", c.pick, "a seeded random N of the groups, kept in key order (0: all)")->capture_default_str();
-  cmd->add_option("--seed", c.seed, "seed of --pick")->capture_default_str();
+  cmd->add_option("--limit-groups", c.limit_groups, "the first N groups in key order (0: all)")->transform(count())->capture_default_str();
+  cmd->add_option("--pick", c.pick, "a seeded random N of the groups, kept in key order (0: all)")->transform(count())->capture_default_str();
+  cmd->add_option("--seed", c.seed, "seed of --pick")->transform(seed())->capture_default_str();
   cmd->add_option("--model", c.model, "model file (default: the shipped models/default.json, or $CKS_MODEL)");
   cmd->add_option("--methods", c.methods,
                   "selection methods, comma-separated, the deployed one first: deployed (cks select), exhaustive "
                   "(the model over the whole catalogue), static (the static score)")
       ->capture_default_str();
-  cmd->add_option("--top", c.top, "deployed: picks per group")->capture_default_str();
-  cmd->add_option("--exhaustive-top", c.exhaustive_top, "exhaustive: picks per group")->capture_default_str();
-  cmd->add_option("--static-top", c.static_top, "static: picks per group")->capture_default_str();
+  cmd->add_option("--top", c.top, "deployed: picks per group")->transform(positive_count())->capture_default_str();
+  cmd->add_option("--exhaustive-top", c.exhaustive_top, "exhaustive: picks per group")->transform(positive_count())->capture_default_str();
+  cmd->add_option("--static-top", c.static_top, "static: picks per group")->transform(positive_count())->capture_default_str();
   cmd->add_option("--name", c.name, "plan name (default: the output file's stem)");
   cmd->add_option("--out", c.out, "plan file to write")->required();
 }
@@ -149,14 +149,14 @@ void register_picks_commands(CLI::App* plan) {
   static PicksOptions po;
   add_picks_options(picks, pc);
   picks->add_option("--knob-top", po.knob_top, "the deployed picks whose kernels get every knob variant, planned first")
-      ->capture_default_str();
+      ->transform(count())->capture_default_str();
   picks->add_option("--max-attempts", po.max_attempts, "crash/timeout attempts that make a candidate final (as cks collect)")
-      ->capture_default_str();
+      ->transform(positive_count())->capture_default_str();
   picks->add_flag("--include-measured", po.include_measured, "plan picks that already have a final row too");
   picks->add_option("--priority", po.priority,
                     "compile priority tier of the groups (0 first; a later tier's kernels wait for every earlier "
                     "tier's)")
-      ->capture_default_str();
+      ->transform(uint_in(0, 1000))->capture_default_str();
   picks->callback([] {
     po.name = pc.name.empty() ? fs::path(pc.out).stem().string() : pc.name;
     run_picks("picks", pc, [](const std::vector<GroupInfo>& g, const Registry& reg, const SelectionMethods& m) {
@@ -170,12 +170,12 @@ void register_picks_commands(CLI::App* plan) {
   static PicksCli sc;
   static SideBySidePlanOptions so;
   add_picks_options(sbs, sc);
-  sbs->add_option("--reps", so.reps, "repetitions (2-16)")->capture_default_str();
+  sbs->add_option("--reps", so.reps, "repetitions (2-16)")->transform(uint_in(2, 16))->capture_default_str();
   sbs->add_option("--measured-top", so.measured_top, "the group's fastest measured kernels compared (best knobs each)")
-      ->capture_default_str();
-  sbs->add_option("--pick-top", so.pick_top, "the deployed method's picks compared")->capture_default_str();
-  sbs->add_option("--other-top", so.other_top, "every other method's picks compared")->capture_default_str();
-  sbs->add_option("--priority", so.priority, "compile priority tier of the groups (0 first)")->capture_default_str();
+      ->transform(count())->capture_default_str();
+  sbs->add_option("--pick-top", so.pick_top, "the deployed method's picks compared")->transform(positive_count())->capture_default_str();
+  sbs->add_option("--other-top", so.other_top, "every other method's picks compared")->transform(count())->capture_default_str();
+  sbs->add_option("--priority", so.priority, "compile priority tier of the groups (0 first)")->transform(uint_in(0, 1000))->capture_default_str();
   sbs->callback([] {
     so.name = sc.name.empty() ? fs::path(sc.out).stem().string() : sc.name;
     run_picks("sidebyside", sc, [](const std::vector<GroupInfo>& g, const Registry& reg, const SelectionMethods& m) {
@@ -194,8 +194,8 @@ void register_picks_commands(CLI::App* plan) {
   fill->add_option("--from", from, "plans whose kernels are measured (comma-separated)")->required()->delimiter(',');
   fill->add_option("--set", fset, "groups of this set")->capture_default_str();
   fill->add_option("--layouts", flayouts, "only these layouts, comma-separated");
-  fill->add_option("--seed", fo.seed, "seed of the group order")->capture_default_str();
-  fill->add_option("--priority", fo.priority, "compile priority tier of the groups")->capture_default_str();
+  fill->add_option("--seed", fo.seed, "seed of the group order")->transform(seed())->capture_default_str();
+  fill->add_option("--priority", fo.priority, "compile priority tier of the groups")->transform(uint_in(0, 1000))->capture_default_str();
   fill->add_option("--name", fname, "plan name (default: the output file's stem)");
   fill->add_option("--out", fout, "plan file to write")->required();
   fill->callback([] {
@@ -227,18 +227,18 @@ void register_picks_commands(CLI::App* plan) {
   ac.set = "train";
   ac.methods = "deployed";
   add_picks_options(active, ac);
-  active->add_option("--picks", ao.top, "each method's first picks planned per group")->capture_default_str();
+  active->add_option("--picks", ao.top, "each method's first picks planned per group")->transform(count())->capture_default_str();
   active->add_option("--explore", ao.explore,
                      "exploration picks per group: of the exhaustive ranking's first --explore-depth, the candidates "
                      "whose kernel has the fewest ok measurements anywhere")
-      ->capture_default_str();
+      ->transform(count())->capture_default_str();
   active->add_option("--explore-depth", ao.explore_depth, "depth of the exhaustive ranking searched for exploration")
-      ->capture_default_str();
+      ->transform(count())->capture_default_str();
   active->add_option("--max-kernels", ao.max_kernels,
                      "plan at most this many kernels (those most groups want first; 0: no limit): a lease compiles "
                      "every kernel it measures")
-      ->capture_default_str();
-  active->add_option("--priority", ao.priority, "compile priority tier of the groups (0 first)")->capture_default_str();
+      ->transform(count())->capture_default_str();
+  active->add_option("--priority", ao.priority, "compile priority tier of the groups (0 first)")->transform(uint_in(0, 1000))->capture_default_str();
   active->callback([] {
     ao.name = ac.name.empty() ? fs::path(ac.out).stem().string() : ac.name;
     run_picks("active", ac, [](const std::vector<GroupInfo>& g, const Registry& reg, const SelectionMethods& m) {
