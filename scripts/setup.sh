@@ -60,7 +60,8 @@ log "done: build/bin/cks"
 
 # The sanitizer build (ASan + UBSan, docs/reliability.md) in CI or on request: build-asan/ with
 # the test binary and the two executables it runs; ctest's `sanitize` test runs its core suites.
-if [ "${CI:-}" = true ] || [ "${CKS_SANITIZE_BUILD:-0}" = 1 ]; then
+# The sanitizer tree is opt-in until it has been built and timed on a 2-core machine (issue 18):
+if [ "${CKS_SANITIZE_BUILD:-0}" = 1 ]; then
   log "configuring and building the sanitizer build build-asan/ (jobs=$JOBS)"
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
     -DCKS_SANITIZE=ON -DCKS_WITH_TORCH=OFF -DCKS_BUILD_BENCH=OFF "${LAUNCHER[@]}" >/dev/null
