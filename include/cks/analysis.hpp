@@ -401,6 +401,9 @@ struct SideBySideOptions {
   std::vector<Layout> layouts;       // only these layouts (empty: every layout)
   double clock_tolerance_mhz = 30;
   size_t min_reps = 2;               // a candidate needs this many unflagged repetitions
+  // Which round of a group's repetitions (cks plan sidebyside --round) is read: -1 its latest,
+  // 0 every round pooled, R round R only (a group without it is left out).
+  long round = -1;
 };
 struct SideBySideGroup {
   std::string base_key, base_set;

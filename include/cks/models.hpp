@@ -81,6 +81,8 @@ struct Dataset {
   std::vector<int> grade;             // per row
   size_t skipped_unknown = 0;         // measured rows whose kernel/knobs are not in the catalogue
   size_t skipped_groups = 0;          // groups without a positive throughput
+  size_t run_normalized_groups = 0;   // groups with a run scaled by DatasetOptions::run_normalize
+  size_t run_normalized_rows = 0;     // rows so scaled
 
   size_t rows() const { return tflops.size(); }
   // The groups selected by index (in the given order), rows copied.
@@ -104,8 +106,24 @@ std::vector<size_t> subsample_groups(std::span<const DataGroup> groups, size_t m
 
 using Progress = std::function<void(std::string_view what, size_t done, size_t total)>;
 
+// How load_dataset merges a group's rows measured in different runs (leases). Hosts and clocks
+// differ between leases: tiny problems ran ~7.6 % faster on lease 10's host than on the earlier
+// ones (cuBLAS's median, NOTES.md), so a kernel first measured there looked better than the
+// group's older rows. With `run_normalize` (the default) each run's rows of a group are scaled
+// by cublas_ref / cublas_run, the ratio of the group's cuBLAS throughput in its reference run
+// (the run with the most of the group's candidates that measured cuBLAS) to that in their own
+// run; a run without a cuBLAS row in the group, or a ratio within `dead_band` of 1, keeps
+// factor 1, and a ratio is clamped to [1/max_factor, max_factor].
+struct DatasetOptions {
+  bool run_normalize = true;
+  double dead_band = 0.01;
+  double max_factor = 1.25;
+};
+
 // Reads a registry. Throws Error when it holds no usable measurement.
 Dataset load_dataset(const Registry& registry, const HardwareDesc& hw, const Progress& progress = {});
+Dataset load_dataset(const Registry& registry, const HardwareDesc& hw, const DatasetOptions& options,
+                     const Progress& progress = {});
 
 // ---------------------------------------------------------------- rankers
 enum class ModelKind : uint8_t { xgboost = 0, ridge = 1, mlp = 2 };

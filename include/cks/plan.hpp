@@ -213,10 +213,16 @@ struct SideBySidePlanOptions {
   size_t pick_top = 4;          // the first method's picks (the deployed selector)
   size_t other_top = 1;         // every other method's picks
   int priority = 0;             // the groups' compile priority tier (PlanGroup::priority)
+  // A later round of the same groups (a new model's picks, another lease): its repetitions are
+  // groups of their own, "<key>~s<round>r<i>" (round 1: "<key>~r<i>"), measured afresh.
+  size_t round = 1;
   std::string name;
 };
-// The base group key of a side-by-side repetition ("<key>~r<i>" -> "<key>"), else the key.
+// The base group key of a side-by-side repetition ("<key>~r<i>", "<key>~s<R>r<i>" -> "<key>"),
+// else the key; and its round (1 for "~r<i>", R for "~s<R>r<i>", 0 for a key of neither form).
 std::string sidebyside_base_key(const std::string& key);
+size_t sidebyside_round(const std::string& key);
+std::string sidebyside_rep_key(const std::string& base, size_t round, size_t rep);
 Plan make_sidebyside_plan(const std::vector<GroupInfo>& groups, const Registry* reg,
                           const std::vector<PickMethod>& methods, const SideBySidePlanOptions& o);
 

@@ -254,6 +254,7 @@ struct MeasurementFilter {
   std::string set;               // group set: train, eval, ...
   std::optional<Layout> layout;
   bool include_cublas = true;    // rows with kernel_id "cublas"
+  std::string group_key;         // one group only (scan_measurements: an indexed lookup)
 };
 
 // Streams every selected measurement joined with its group, run provenance and kernel
@@ -272,6 +273,7 @@ struct Observation {
   double tflops = 0;
   double sm_clock_mhz = 0, power_w = 0;  // NVML at the end of the measurement (0: absent)
   std::string started_at;        // the row's start (ISO-8601 UTC)
+  std::string run_uuid;          // the run (cks collect invocation) that measured it
 };
 // Visits the status-ok measurements selected by `filter` (its status is ignored), ordered by
 // group key then kernel id then knobs, without holding them all in memory.

@@ -122,11 +122,15 @@ std::vector<BaseShape> heldout_anchor_shapes(uint64_t seed, const HardwareDesc& 
 // LLM shapes from public model configurations. Passes: fwd (tn: M=tokens, N=out, K=in),
 // dgrad (nt: M=tokens, N=in, K=out), wgrad (nn: M=in, N=out, K=tokens). Deduplicated on
 // (m, n, k, layout); `detail` lists every model/TP/GEMM/pass that produced the group.
-std::string llm_models_path();  // $CKS_DATA_DIR/shapes/llm_models.json, else the source tree's data/
+// $CKS_DATA_DIR/shapes/<file>, else the source tree's data/shapes/<file>: llm_models.json (the
+// "llm" set, whose groups the evaluation set draws from), llm_train.json ("llm-train": more
+// families for training) or llm_family.json ("family": held-out families, never trained on).
+std::string llm_models_path(const std::string& file = "llm_models.json");
 std::vector<ShapeGroup> make_llm_set(const std::string& models_path, uint64_t seed, const HardwareDesc& hw);
 
 // "paper": paper_base_shapes x the four layouts (2,372 groups); "heldout":
-// heldout_anchor_shapes x the four layouts; "llm": make_llm_set with llm_models_path().
+// heldout_anchor_shapes x the four layouts; "llm", "llm-train", "family": make_llm_set with
+// llm_models_path() of the set's file (above).
 // Throws Error on an unknown set name.
 std::vector<ShapeGroup> make_shape_set(const std::string& set, uint64_t seed, const HardwareDesc& hw);
 

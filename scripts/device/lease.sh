@@ -13,6 +13,9 @@
 #       after collect has ended, on the still-warm machine (kernel cache intact): the knob variants
 #       around the leaders of LAYOUT's groups of set $SET (default eval) in this lease's registry
 #       (`cks plan leaders`), then PLAN's remainder, as a new collect; then `wait WAIT_S`
+#   scripts/device/lease.sh sbs GROUPS_PLAN SET MODEL TIME_BUDGET_S WAIT_S [BASE_MODEL]
+#       after collect has ended: a side-by-side round (`cks plan sidebyside --groups`) of groups
+#       measured first in this lease (e.g. the held-out family set), as a new collect; then wait
 #
 # The live registry is node-local (out/registry.db); collect checkpoints it every 60 s through
 # SQLite's backup API (out/checkpoint.db, temp file + rename). `wait` ships the final registry
@@ -127,9 +130,32 @@ case "${1:-}" in
     "$0" start out/leaders_then_rest.jsonl "$BUDGET" "${6:-0,1}" "${7:-30}" "${8:-235}" "${9:-10}" > /dev/null &&
       "$0" wait "$WAIT"
     ;;
+  sbs)
+    # After collect has ended, on the still-warm machine: the side-by-side round of groups first
+    # measured in this lease (the held-out family set: its fastest kernels are known only now),
+    # planned from this lease's registry with MODEL (and BASE_MODEL's first pick, if given), then
+    # measured as a new collect; then `wait WAIT_S`. Its kernels are all in the kernel cache.
+    GROUPS_PLAN=$2 SET_NAME=$3 MODEL=$4 BUDGET=$5 WAIT=$6 BASE_MODEL=${7:-}
+    if [ ! -f out/collect.rc ]; then echo "lease.sh sbs: collect is still running" >&2; exit 2; fi
+    SBS=(--registry out/registry.db --groups "$GROUPS_PLAN" --set "$SET_NAME" --reps "${REPS:-4}" --round 1
+         --exhaustive-top 1 --static-top 1 --priority 0)
+    "$BIN/cks" plan sidebyside "${SBS[@]}" --model "$MODEL" --pick-top 4 --other-top 1 --measured-top 3 --top 4 \
+      --out out/sbs_new.jsonl || exit 1
+    PLANS=(out/sbs_new.jsonl)
+    if [ -n "$BASE_MODEL" ]; then
+      "$BIN/cks" plan sidebyside "${SBS[@]}" --model "$BASE_MODEL" --methods deployed --pick-top 1 --measured-top 0 \
+        --top 1 --out out/sbs_new_base.jsonl || exit 1
+      PLANS+=(out/sbs_new_base.jsonl)
+    fi
+    "$BIN/cks" plan merge --union --name sbs_new --out out/sbs_new_all.jsonl "${PLANS[@]}" || exit 1
+    cp out/collect.log "$OUTDIR/collect_main.log" 2> /dev/null
+    "$0" start out/sbs_new_all.jsonl "$BUDGET" "${GPUS:-0}" "${JOBS:-16}" "${MEM:-120}" "${KPT:-10}" > /dev/null &&
+      "$0" wait "$WAIT"
+    ;;
   *)
     echo "usage: $0 start PLAN TIME_BUDGET_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU] | wait SECONDS" \
-         "| leaders LAYOUT PLAN TIME_BUDGET_S WAIT_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU]" >&2
+         "| leaders LAYOUT PLAN TIME_BUDGET_S WAIT_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU]" \
+         "| sbs GROUPS_PLAN SET MODEL TIME_BUDGET_S WAIT_S [BASE_MODEL]" >&2
     exit 2
     ;;
 esac

@@ -36,29 +36,50 @@ SideBySideStudy sidebyside_study(const Registry& reg, const std::vector<PickMeth
   if (o.min_reps < 1) throw Error("--min-reps must be >= 1");
   std::map<std::string, Base> bases;
   std::map<std::string, std::string> base_sets;  // from the groups' tags
+  std::vector<std::string> sbs_keys;
   for (const GroupInfo& g : reg.groups()) {
     if (g.set != "sbs") continue;
+    sbs_keys.push_back(g.key);
     const auto tags = nlohmann::json::parse(g.tags_json, nullptr, false);
     if (tags.is_object() && tags.contains("base_set") && tags["base_set"].is_string())
       base_sets[sidebyside_base_key(g.key)] = tags["base_set"].get<std::string>();
   }
+  // The round read per base group (SideBySideOptions::round).
+  std::map<std::string, size_t> latest;
+  for (const std::string& gk : sbs_keys) {
+    size_t& r = latest[sidebyside_base_key(gk)];
+    r = std::max(r, sidebyside_round(gk));
+  }
+  auto wanted = [&](const std::string& gk) {
+    if (o.round == 0) return true;
+    const size_t r = sidebyside_round(gk);
+    return o.round < 0 ? r == latest[sidebyside_base_key(gk)] : r == static_cast<size_t>(o.round);
+  };
+  // Group by group (indexed): a filter on the set alone scans every row of a merged corpus.
   MeasurementFilter f;
   f.set = "sbs";
   size_t seen = 0;
-  scan_ok_measurements(reg, f, [&](const Observation& ob) {
-    if (progress && ++seen % 20000 == 0) progress("reading side-by-side rows", seen, 0);
-    if (!o.layouts.empty() && std::find(o.layouts.begin(), o.layouts.end(), ob.layout) == o.layouts.end()) return;
-    const std::string key = sidebyside_base_key(ob.group_key);
-    Base& b = bases[key];
-    b.problem = Problem{ob.m, ob.n, ob.k, ob.layout};
-    b.set = base_sets.count(key) ? base_sets[key] : "";
-    b.rep_keys.insert(ob.group_key);
-    const CandidateRef c{ob.kernel_id, ob.knobs};
-    auto [it, fresh] = b.cands.try_emplace(c);
-    if (fresh) b.order.push_back(c);
-    it->second.push_back({ob.tflops, ob.sm_clock_mhz});
-  });
-  if (bases.empty()) throw Error("no side-by-side group (set sbs) with ok rows in " + reg.path() + " (cks plan sidebyside)");
+  for (const std::string& gk : sbs_keys) {
+    if (!wanted(gk)) continue;
+    f.group_key = gk;
+    scan_ok_measurements(reg, f, [&](const Observation& ob) {
+      if (progress && ++seen % 20000 == 0) progress("reading side-by-side rows", seen, 0);
+      if (!o.layouts.empty() && std::find(o.layouts.begin(), o.layouts.end(), ob.layout) == o.layouts.end()) return;
+      const std::string key = sidebyside_base_key(ob.group_key);
+      Base& b = bases[key];
+      b.problem = Problem{ob.m, ob.n, ob.k, ob.layout};
+      b.set = base_sets.count(key) ? base_sets[key] : "";
+      b.rep_keys.insert(ob.group_key);
+      const CandidateRef c{ob.kernel_id, ob.knobs};
+      auto [it, fresh] = b.cands.try_emplace(c);
+      if (fresh) b.order.push_back(c);
+      it->second.push_back({ob.tflops, ob.sm_clock_mhz});
+    });
+  }
+  if (bases.empty())
+    throw Error("no side-by-side group (set sbs) with ok rows" +
+                (o.round > 0 ? " of round " + std::to_string(o.round) : std::string()) + " in " + reg.path() +
+                " (cks plan sidebyside)");
 
   SideBySideStudy s;
   for (const auto& m : methods) s.methods.push_back(m.name);

@@ -402,6 +402,21 @@ void register_sidebyside_study(CLI::App* analyze) {
   cmd->add_option("--min-reps", so->min_reps, "unflagged repetitions a candidate needs to be compared")
       ->transform(uint_in(1, 16))
       ->capture_default_str();
+  cmd->add_option_function<std::string>(
+         "--round",
+         [so](const std::string& v) {
+           if (v == "latest") so->round = -1;
+           else if (v == "all") so->round = 0;
+           else {
+             char* end = nullptr;
+             const long r = std::strtol(v.c_str(), &end, 10);
+             if (v.empty() || *end || r < 1 || r > 999)
+               throw CLI::ValidationError("--round", "must be latest, all or a round from 1 to 999, not '" + v + "'");
+             so->round = r;
+           }
+         },
+         "repetition round read per group (cks plan sidebyside --round): latest, all (pooled) or a number")
+      ->default_str("latest");
   cmd->add_option("--per-group", *per_group, "also write one CSV row per group to this file");
   cmd->callback([o, so, model, methods, per_group] {
     const Format f = parse_format(o->format);

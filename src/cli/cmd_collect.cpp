@@ -4,6 +4,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <set>
 
 #include "cks/models.hpp"
@@ -75,7 +76,7 @@ std::optional<int> parse_budget(const std::string& s) {
 // the same model ranking the whole catalogue, and the static score.
 struct PicksCli {
   SourceOpts src;
-  std::string set = "eval", layouts, model, methods = "deployed,exhaustive,static", out, name;
+  std::string set = "eval", layouts, model, methods = "deployed,exhaustive,static", out, name, groups_plan;
   size_t top = 16, exhaustive_top = 16, static_top = 8;
   size_t limit_groups = 0, pick = 0;
   uint64_t seed = 0;
@@ -85,6 +86,9 @@ void add_picks_options(CLI::App* cmd, PicksCli& c) {
   add_source(cmd, c.src);
   cmd->add_option("--set", c.set, "groups of this set (empty: every set but sbs)")->capture_default_str();
   cmd->add_option("--layouts", c.layouts, "only these layouts, comma-separated");
+  cmd->add_option("--groups", c.groups_plan,
+                  "take the groups from this plan file (e.g. cks plan make --set family) instead of the source's "
+                  "groups: new groups, nothing measured yet");
   cmd->add_option("--limit-groups", c.limit_groups, "the first N groups in key order (0: all)")->transform(count())->capture_default_str();
   cmd->add_option("--pick", c.pick, "a seeded random N of the groups, kept in key order (0: all)")->transform(count())->capture_default_str();
   cmd->add_option("--seed", c.seed, "seed of --pick")->transform(seed())->capture_default_str();
@@ -100,6 +104,17 @@ void add_picks_options(CLI::App* cmd, PicksCli& c) {
   cmd->add_option("--out", c.out, "plan file to write")->required();
 }
 
+// The groups of a plan file (`path` non-empty; in key order, deduplicated), else the registry's.
+std::vector<GroupInfo> groups_of(const Registry& reg, const std::string& path) {
+  if (path.empty()) return reg.groups();
+  std::map<std::string, GroupInfo> by_key;
+  for (auto& g : read_plan(path).groups) by_key.emplace(g.group.key, std::move(g.group));
+  if (by_key.empty()) throw Error(path + ": the plan has no group");
+  std::vector<GroupInfo> out;
+  for (auto& [key, g] : by_key) out.push_back(std::move(g));
+  return out;
+}
+
 // Runs `make` with the registry's groups and the methods' selectors.
 using MakePicks = std::function<Plan(const std::vector<GroupInfo>&, const Registry&, const SelectionMethods&)>;
 void run_picks(const char* command, const PicksCli& c, const MakePicks& make) {
@@ -110,7 +125,7 @@ void run_picks(const char* command, const PicksCli& c, const MakePicks& make) {
   ropt.create = false;
   const Registry reg(source->path(), ropt);
   std::vector<GroupInfo> groups;
-  for (auto& g : reg.groups()) {
+  for (auto& g : groups_of(reg, c.groups_plan)) {
     if (c.set.empty() ? g.set == "sbs" : g.set != c.set) continue;
     if (!layouts.empty() && std::find(layouts.begin(), layouts.end(), g.layout) == layouts.end()) continue;
     groups.push_back(std::move(g));
@@ -175,6 +190,10 @@ void register_picks_commands(CLI::App* plan) {
       ->transform(count())->capture_default_str();
   sbs->add_option("--pick-top", so.pick_top, "the deployed method's picks compared")->transform(positive_count())->capture_default_str();
   sbs->add_option("--other-top", so.other_top, "every other method's picks compared")->transform(count())->capture_default_str();
+  sbs->add_option("--round", so.round,
+                  "round of these repetitions (groups <key>~s<R>r<i>; 1: <key>~r<i>): a later round is measured "
+                  "afresh, and cks analyze sidebyside reads each group's latest round")
+      ->transform(uint_in(1, 999))->capture_default_str();
   sbs->add_option("--priority", so.priority, "compile priority tier of the groups (0 first)")->transform(uint_in(0, 1000))->capture_default_str();
   sbs->callback([] {
     so.name = sc.name.empty() ? fs::path(sc.out).stem().string() : sc.name;
@@ -188,11 +207,12 @@ void register_picks_commands(CLI::App* plan) {
               "work for a lease's idle GPU that needs no further compile");
   static SourceOpts fsrc;
   static std::vector<std::string> from;
-  static std::string fset = "train", flayouts, fout, fname;
+  static std::string fset = "train", flayouts, fout, fname, fgroups;
   static FillOptions fo;
   add_source(fill, fsrc);
   fill->add_option("--from", from, "plans whose kernels are measured (comma-separated)")->required()->delimiter(',');
   fill->add_option("--set", fset, "groups of this set")->capture_default_str();
+  fill->add_option("--groups", fgroups, "take the groups from this plan file instead of the source's");
   fill->add_option("--layouts", flayouts, "only these layouts, comma-separated");
   fill->add_option("--seed", fo.seed, "seed of the group order")->transform(seed())->capture_default_str();
   fill->add_option("--priority", fo.priority, "compile priority tier of the groups")->transform(uint_in(0, 1000))->capture_default_str();
@@ -210,7 +230,7 @@ void register_picks_commands(CLI::App* plan) {
     ropt.create = false;
     const Registry reg(source->path(), ropt);
     std::vector<GroupInfo> groups;
-    for (auto& g : reg.groups())
+    for (auto& g : groups_of(reg, fgroups))
       if (g.set == fset && (layouts.empty() || std::find(layouts.begin(), layouts.end(), g.layout) != layouts.end()))
         groups.push_back(std::move(g));
     if (groups.empty()) throw Error("no group of set '" + fset + "' in the source");
@@ -301,8 +321,8 @@ void register_plan_command(CLI::App& app) {
   static PlanMakeOptions mo;
   static std::string layouts, budget = "auto", out;
   auto* shapes = make->add_option("--shapes", mo.shapes_csv, "groups from a cks shapes CSV");
-  make->add_option("--set", mo.shape_set, "groups from a shape set: paper, heldout or llm")->excludes(shapes);
-  make->add_option("--exclude-set", mo.exclude_set, "drop groups whose shape is in this set (paper, heldout, llm)");
+  make->add_option("--set", mo.shape_set, "groups from a shape set: paper, heldout, llm, llm-train or family")->excludes(shapes);
+  make->add_option("--exclude-set", mo.exclude_set, "drop groups whose shape is in this set (paper, heldout, llm, llm-train, family)");
   make->add_option("--exclude-shapes", mo.exclude_shapes, "drop groups whose shape is in this cks shapes CSV");
   make->add_option("--pick", mo.pick, "keep a seeded random N of the groups, in draw order (0: all)")->transform(count())->capture_default_str();
   static std::string knobs = "all";

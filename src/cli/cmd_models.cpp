@@ -47,16 +47,34 @@ const Progress& stderr_progress() {
   return p;
 }
 
-Dataset read_dataset(const SourceOpts& src, std::string& origin) {
+Dataset read_dataset(const SourceOpts& src, std::string& origin, const DatasetOptions& options = {}) {
   auto source = open_source(src);
   origin = src.registry.empty() ? (src.data.empty() ? kDefaultShards : src.data) : src.registry;
   RegistryOptions ro;
   ro.read_only = true;
   const Registry reg(source->path(), ro);
-  Dataset d = load_dataset(reg, default_hw(), stderr_progress());
+  Dataset d = load_dataset(reg, default_hw(), options, stderr_progress());
+  if (d.run_normalized_groups)
+    std::cerr << "cks: note: " << d.run_normalized_rows << " rows in " << d.run_normalized_groups
+              << " groups scaled to their group's reference run by cuBLAS (--run-normalize)\n";
   if (d.skipped_unknown)
     std::cerr << "cks: note: " << d.skipped_unknown << " measured candidates are not in this build's catalogue (skipped)\n";
   return d;
+}
+
+// --run-normalize on|off (DatasetOptions::run_normalize) of train and eval.
+std::shared_ptr<DatasetOptions> add_dataset_options(CLI::App* cmd) {
+  auto o = std::make_shared<DatasetOptions>();
+  cmd->add_option_function<std::string>(
+         "--run-normalize",
+         [o](const std::string& v) {
+           if (v != "on" && v != "off") throw CLI::ValidationError("--run-normalize", "must be on or off, not '" + v + "'");
+           o->run_normalize = v == "on";
+         },
+         "scale each run's rows of a group by the ratio of the group's cuBLAS throughput in its reference run "
+         "to that in their own run (leases differ; docs/models.md): on or off")
+      ->default_str("on");
+  return o;
 }
 
 // Training options shared by train and eval.
@@ -169,7 +187,7 @@ std::shared_ptr<std::vector<std::string>> add_train_layouts(CLI::App* cmd) {
 }
 
 void register_train(CLI::App& app) {
-  auto* cmd = app.add_subcommand("train", "train a ranker on the training groups (every set but 'eval' and 'proof') and save it");
+  auto* cmd = app.add_subcommand("train", "train a ranker on the training groups (every set but 'eval', 'family', 'proof' and 'sbs') and save it");
   auto src = std::make_shared<SourceOpts>();
   auto opts = std::make_shared<TrainOptions>();
   auto kind = std::make_shared<std::string>("xgboost");
@@ -189,6 +207,7 @@ void register_train(CLI::App& app) {
   cmd->add_option("--keep-top", *keep_top, "candidates of highest throughput always kept by --max-candidates")->transform(count())
       ->capture_default_str();
   auto train_layouts = add_train_layouts(cmd);
+  auto data_opts = add_dataset_options(cmd);
   add_format(cmd, *fmt);
   cmd->callback([=] {
     const Format f = parse_format(*fmt);
@@ -197,7 +216,7 @@ void register_train(CLI::App& app) {
     const auto layouts = parse_layouts(*train_layouts);
     const auto t0 = Clock::now();
     std::string origin;
-    const Dataset all = read_dataset(*src, origin);
+    const Dataset all = read_dataset(*src, origin, *data_opts);
     const auto train_idx = all.train_groups(layouts);
     if (train_idx.empty())
       throw Error("no training groups in " + origin +
@@ -211,6 +230,7 @@ void register_train(CLI::App& app) {
     std::cerr << "\n";
     auto model = train_model(train, *opts, stderr_progress());
     model->info().provenance["source"] = origin;
+    model->info().provenance["run_normalize"] = data_opts->run_normalize;
     if (*max_candidates)
       model->info().provenance["candidate_cap"] = {{"max_candidates", *max_candidates}, {"keep_top", *keep_top},
                                                    {"seed", opts->seed}, {"rows_measured", measured}};
@@ -298,6 +318,7 @@ void register_eval(CLI::App& app) {
   add_selector_options(cmd, *sel_opts);
   add_train_options(cmd, *opts);
   auto train_layouts = add_train_layouts(cmd);
+  auto data_opts = add_dataset_options(cmd);
   add_format(cmd, *fmt);
   cmd->callback([=] {
     const Format f = parse_format(*fmt);
@@ -316,7 +337,7 @@ void register_eval(CLI::App& app) {
       if (!*per_group_out) throw Error("cannot write --per-group file " + *per_group);
     }
     std::string origin;
-    const Dataset all = read_dataset(*src, origin);
+    const Dataset all = read_dataset(*src, origin, *data_opts);
     Dataset train = all.subset(all.train_groups(train_only));
     if (train.groups.empty() && !train_layouts->empty())
       throw Error("no training groups in " + origin + " of --train-layouts");

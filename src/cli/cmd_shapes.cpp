@@ -49,7 +49,7 @@ Table shapes_table(const std::vector<ShapeGroup>& groups, const std::set<Layout>
 void register_shapes(CLI::App& app) {
   auto* cmd = app.add_subcommand("shapes", "list the shape-layout groups of a shape set (paper, heldout or llm)");
   static ShapesOpts o;
-  cmd->add_option("--set", o.set, "shape set: paper (593 shapes x 4 layouts), heldout (on-grid neighbours of paper shapes, none of them a paper shape) or llm (public model GEMMs)")
+  cmd->add_option("--set", o.set, "shape set: paper (593 shapes x 4 layouts), heldout (on-grid neighbours of paper shapes, none of them a paper shape) llm (public model GEMMs; the evaluation set draws from it), llm-train (more model families, for training) or family (held-out model families: a second evaluation set)")
       ->capture_default_str();
   cmd->add_option("--seed", o.seed, "seed of the paper set's random construction")->transform(seed())->capture_default_str();
   cmd->add_option("--preset", o.preset, "hardware preset (ridge and LLC for transition shapes and tags)")

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
+#include <tuple>
 
 #include "cks/models.hpp"
 #include "cks/registry.hpp"
@@ -11,11 +13,10 @@ namespace cks {
 
 namespace {
 
-// One candidate's measurements in one group, merged.
+// One candidate's measurements in one group: (run index, throughput, sigma^2) per row.
 struct MergedRow {
   Candidate candidate;
-  double tflops_sum = 0, var_sum = 0;
-  int count = 0;
+  std::vector<std::tuple<size_t, double, double>> rows;
 };
 
 // Rows of the group being read, in scan order (kernel id, knobs).
@@ -24,34 +25,45 @@ struct PendingGroup {
   Problem problem;
   std::vector<MergedRow> rows;
   std::string last_kernel, last_knobs;  // identity of rows.back(), to merge repeats
-  double cublas_sum = 0;
-  int cublas_count = 0;
+  std::vector<std::string> runs;        // run uuids, in order of first appearance
+  std::vector<double> cublas_sum;       // per run index
+  std::vector<int> cublas_count;
+
+  size_t run_index(const std::string& uuid) {
+    for (size_t i = 0; i < runs.size(); ++i)
+      if (runs[i] == uuid) return i;
+    runs.push_back(uuid);
+    cublas_sum.push_back(0);
+    cublas_count.push_back(0);
+    return runs.size() - 1;
+  }
 };
 
 class DatasetBuilder {
  public:
-  DatasetBuilder(Dataset& out, const HardwareDesc& hw) : out_(out), hw_(hw) { out_.hw_preset = hw.preset; }
+  DatasetBuilder(Dataset& out, const HardwareDesc& hw, const DatasetOptions& options)
+      : out_(out), hw_(hw), options_(options) {
+    out_.hw_preset = hw.preset;
+  }
 
   void add(const Observation& o) {
     if (!pending_ || pending_->key != o.group_key) {
       flush();
-      pending_ = PendingGroup{o.group_key, o.set, Problem{o.m, o.n, o.k, o.layout}, {}, {}, {}, 0, 0};
+      pending_ = PendingGroup{o.group_key, o.set, Problem{o.m, o.n, o.k, o.layout}, {}, {}, {}, {}, {}, {}};
     }
     PendingGroup& g = *pending_;
     // A key measured under several sets counts as evaluation data if any of them is 'eval'.
     if (o.set == "eval") g.set = "eval";
     if (!(o.tflops > 0) || !std::isfinite(o.tflops)) return;
+    const size_t run = g.run_index(o.run_uuid);
     if (o.kernel_id == "cublas") {
-      g.cublas_sum += o.tflops;
-      ++g.cublas_count;
+      g.cublas_sum[run] += o.tflops;
+      ++g.cublas_count[run];
       return;
     }
     const double sigma = throughput_sigma(o.tflops, o.mean_us, o.std_us);
     if (!g.rows.empty() && g.last_kernel == o.kernel_id && g.last_knobs == o.knobs) {
-      MergedRow& r = g.rows.back();
-      r.tflops_sum += o.tflops;
-      r.var_sum += sigma * sigma;
-      ++r.count;
+      g.rows.back().rows.emplace_back(run, o.tflops, sigma * sigma);
       return;
     }
     const auto candidate = Catalogue::get(o.layout).find_candidate(o.kernel_id, o.knobs);
@@ -59,9 +71,40 @@ class DatasetBuilder {
       ++out_.skipped_unknown;
       return;
     }
-    g.rows.push_back(MergedRow{*candidate, o.tflops, sigma * sigma, 1});
+    g.rows.push_back(MergedRow{*candidate, {{run, o.tflops, sigma * sigma}}});
     g.last_kernel = o.kernel_id;
     g.last_knobs = o.knobs;
+  }
+
+  // Per run index: the factor of DatasetOptions (1 without normalization), and the group's
+  // cuBLAS throughput in the reference run (0 if none).
+  std::pair<std::vector<double>, double> run_factors(const PendingGroup& g) const {
+    const size_t runs = g.runs.size();
+    std::vector<double> factor(runs, 1.0);
+    std::vector<size_t> rows(runs, 0);
+    for (const MergedRow& r : g.rows)
+      for (const auto& [run, t, v] : r.rows) ++rows[run];
+    auto cublas = [&](size_t i) { return g.cublas_count[i] ? g.cublas_sum[i] / g.cublas_count[i] : 0.0; };
+    // Reference: the run with a cuBLAS row and the most rows (ties: first seen).
+    std::optional<size_t> ref;
+    for (size_t i = 0; i < runs; ++i)
+      if (g.cublas_count[i] && (!ref || rows[i] > rows[*ref])) ref = i;
+    if (!ref) {
+      // No run-matched reference: the mean over every cuBLAS row, as before.
+      double sum = 0;
+      int n = 0;
+      for (size_t i = 0; i < runs; ++i) sum += g.cublas_sum[i], n += g.cublas_count[i];
+      return {factor, n ? sum / n : 0.0};
+    }
+    const double ref_tflops = cublas(*ref);
+    if (options_.run_normalize)
+      for (size_t i = 0; i < runs; ++i) {
+        if (!g.cublas_count[i]) continue;
+        const double f = ref_tflops / cublas(i);
+        if (std::abs(f - 1) < options_.dead_band) continue;
+        factor[i] = std::clamp(f, 1 / options_.max_factor, options_.max_factor);
+      }
+    return {factor, ref_tflops};
   }
 
   void flush() {
@@ -73,11 +116,20 @@ class DatasetBuilder {
       return;
     }
     const size_t n = g.rows.size();
+    const auto [factor, cublas_tflops] = run_factors(g);
+    if (std::any_of(factor.begin(), factor.end(), [](double f) { return f != 1.0; })) ++out_.run_normalized_groups;
     std::vector<double> tflops(n), sigma(n);
     std::vector<Candidate> candidates(n);
     for (size_t i = 0; i < n; ++i) {
-      tflops[i] = g.rows[i].tflops_sum / g.rows[i].count;
-      sigma[i] = std::sqrt(g.rows[i].var_sum / g.rows[i].count);
+      double sum = 0, var = 0;
+      for (const auto& [run, t, v] : g.rows[i].rows) {
+        sum += t * factor[run];
+        var += v * factor[run] * factor[run];
+        if (factor[run] != 1.0) ++out_.run_normalized_rows;
+      }
+      const double count = static_cast<double>(g.rows[i].rows.size());
+      tflops[i] = sum / count;
+      sigma[i] = std::sqrt(var / count);
       candidates[i] = g.rows[i].candidate;
     }
     const GroupLabels labels = label_group(tflops, sigma);
@@ -90,7 +142,7 @@ class DatasetBuilder {
     dg.problem = g.problem;
     dg.begin = out_.rows();
     dg.end = dg.begin + n;
-    if (g.cublas_count) dg.cublas_tflops = g.cublas_sum / g.cublas_count;
+    if (cublas_tflops > 0) dg.cublas_tflops = cublas_tflops;
     out_.groups.push_back(std::move(dg));
     out_.x.data.insert(out_.x.data.end(), x.data.begin(), x.data.end());
     out_.x.cols = x.cols;
@@ -114,6 +166,7 @@ class DatasetBuilder {
 
   Dataset& out_;
   const HardwareDesc& hw_;
+  const DatasetOptions options_;
   std::optional<PendingGroup> pending_;
   std::map<Layout, FeatureComputer> computers_;
 };
@@ -121,9 +174,14 @@ class DatasetBuilder {
 }  // namespace
 
 Dataset load_dataset(const Registry& registry, const HardwareDesc& hw, const Progress& progress) {
+  return load_dataset(registry, hw, DatasetOptions{}, progress);
+}
+
+Dataset load_dataset(const Registry& registry, const HardwareDesc& hw, const DatasetOptions& options,
+                     const Progress& progress) {
   Dataset out;
   out.x.cols = FeatureSchema::get().size();
-  DatasetBuilder builder(out, hw);
+  DatasetBuilder builder(out, hw, options);
   size_t seen = 0;
   scan_ok_measurements(registry, MeasurementFilter{}, [&](const Observation& o) {
     builder.add(o);
@@ -166,14 +224,16 @@ std::vector<size_t> Dataset::eval_groups() const {
   return idx;
 }
 
-// Every set but 'eval', 'proof' and 'sbs' (the side-by-side repetitions of evaluation groups,
-// cks plan sidebyside, are evaluation data): the issue-3 proof groups were measured with binaries built
+// Every set but 'eval', 'family' (the held-out model families, a second evaluation set), 'proof'
+// and 'sbs' (the side-by-side repetitions of evaluation groups, cks plan sidebyside, are
+// evaluation data): the issue-3 proof groups were measured with binaries built
 // without CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED (data/README.md), so their kernels are not
 // quite the catalogue's; they stay in the data for the record but teach the models nothing.
 std::vector<size_t> Dataset::train_groups() const {
   std::vector<size_t> idx;
   for (size_t g = 0; g < groups.size(); ++g)
-    if (!groups[g].is_eval() && groups[g].set != "proof" && groups[g].set != "sbs") idx.push_back(g);
+    if (!groups[g].is_eval() && groups[g].set != "proof" && groups[g].set != "sbs" && groups[g].set != "family")
+      idx.push_back(g);
   return idx;
 }
 
@@ -195,6 +255,8 @@ Dataset subsample_candidates(const Dataset& d, size_t max_candidates, size_t kee
   out.x.cols = d.x.cols;
   out.skipped_unknown = d.skipped_unknown;
   out.skipped_groups = d.skipped_groups;
+  out.run_normalized_groups = d.run_normalized_groups;
+  out.run_normalized_rows = d.run_normalized_rows;
   std::vector<size_t> rows;
   for (const DataGroup& g : d.groups) {
     const size_t n = g.size();

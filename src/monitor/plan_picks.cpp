@@ -306,22 +306,41 @@ std::string sidebyside_base_key(const std::string& key) {
   return tilde == std::string::npos ? key : key.substr(0, tilde);
 }
 
+size_t sidebyside_round(const std::string& key) {
+  const size_t tilde = key.rfind('~');
+  if (tilde == std::string::npos || tilde + 2 > key.size()) return 0;
+  auto digits = [&](size_t from, size_t to) {
+    return from < to && std::all_of(key.begin() + static_cast<std::ptrdiff_t>(from),
+                                     key.begin() + static_cast<std::ptrdiff_t>(to), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (key[tilde + 1] == 'r') return digits(tilde + 2, key.size()) ? 1 : 0;
+  if (key[tilde + 1] != 's') return 0;
+  const size_t r = key.find('r', tilde + 2);
+  if (r == std::string::npos || !digits(tilde + 2, r) || !digits(r + 1, key.size()) || r - tilde - 2 > 6) return 0;
+  return static_cast<size_t>(std::stoul(key.substr(tilde + 2, r - tilde - 2)));
+}
+
+std::string sidebyside_rep_key(const std::string& base, size_t round, size_t rep) {
+  return base + (round <= 1 ? "~r" : "~s" + std::to_string(round) + "r") + std::to_string(rep);
+}
+
 Plan make_sidebyside_plan(const std::vector<GroupInfo>& groups, const Registry* reg,
                           const std::vector<PickMethod>& methods, const SideBySidePlanOptions& o) {
   check_methods(methods);
   if (o.reps < 2 || o.reps > 16) throw Error("--reps must be between 2 and 16 (got " + std::to_string(o.reps) + ")");
   std::map<std::string, Measured> measured;  // base group key -> its fastest kernels
   if (reg && o.measured_top > 0) {
-    std::set<std::string> wanted;
-    for (const auto& g : groups) wanted.insert(g.key);
-    MeasurementFilter f;
+    MeasurementFilter f;  // group by group: an indexed lookup each
     f.include_cublas = false;
-    scan_ok_measurements(*reg, f, [&](const Observation& ob) {
-      if (!wanted.count(ob.group_key)) return;
-      auto& [tflops, knobs] = measured[ob.group_key].best[ob.kernel_id];
-      if (ob.tflops > tflops) tflops = ob.tflops, knobs = ob.knobs;
-    });
+    for (const auto& g : groups) {
+      f.group_key = g.key;
+      scan_ok_measurements(*reg, f, [&](const Observation& ob) {
+        auto& [tflops, knobs] = measured[ob.group_key].best[ob.kernel_id];
+        if (ob.tflops > tflops) tflops = ob.tflops, knobs = ob.knobs;
+      });
+    }
   }
+  if (o.round < 1 || o.round > 999) throw Error("--round must be between 1 and 999");
   Plan plan;
   plan.name = o.name;
   plan.created_by = std::string("cks plan sidebyside ") + CKS_VERSION;
@@ -346,7 +365,7 @@ Plan make_sidebyside_plan(const std::vector<GroupInfo>& groups, const Registry* 
     const size_t n = set.list.size();
     for (size_t rep = 1; rep <= o.reps; ++rep) {
       PlanGroup pg{g, {}, "", false, true, o.priority};
-      pg.group.key = g.key + "~r" + std::to_string(rep);
+      pg.group.key = sidebyside_rep_key(g.key, o.round, rep);
       pg.group.set = "sbs";
       pg.group.policy = "sidebyside";
       pg.group.budget = static_cast<long>(n);
@@ -356,6 +375,7 @@ Plan make_sidebyside_plan(const std::vector<GroupInfo>& groups, const Registry* 
       tags["base_set"] = g.set;
       tags["rep"] = rep;
       tags["reps"] = o.reps;
+      tags["round"] = o.round;
       pg.group.tags_json = tags.dump();
       const size_t shift = (rep - 1) * n / o.reps;
       for (size_t i = 0; i < n; ++i) pg.candidates.push_back(set.list[(i + shift) % n]);
@@ -368,6 +388,7 @@ Plan make_sidebyside_plan(const std::vector<GroupInfo>& groups, const Registry* 
                                             {"policy", "sidebyside"},
                                             {"methods", ms},
                                             {"reps", o.reps},
+                                            {"round", o.round},
                                             {"measured_top", o.measured_top},
                                             {"pick_top", o.pick_top},
                                             {"other_top", o.other_top},

@@ -161,10 +161,12 @@ void scan_measurements(const Registry& registry, const std::string& status, cons
   if (status.empty()) throw std::logic_error("scan_measurements: empty status");
   Stmt s(registry.handle(),
          std::string("SELECT m.group_key, g.set_name, g.m, g.n, g.k, g.layout, m.kernel_id, m.knobs, m.mean_us,"
-                     " m.std_us, m.n, m.tflops, m.sm_clock_mhz, m.power_w, m.started_at FROM measurements m"
+                     " m.std_us, m.n, m.tflops, m.sm_clock_mhz, m.power_w, m.started_at, m.run_uuid FROM measurements m"
                      " JOIN groups g ON g.key = m.group_key") +
-             kFilterWhere + " ORDER BY m.group_key, m.kernel_id, m.knobs, m.uuid");
+             kFilterWhere + (filter.group_key.empty() ? "" : " AND m.group_key = ?5") +
+             " ORDER BY m.group_key, m.kernel_id, m.knobs, m.uuid");
   bind_filter(s, filter, status);
+  if (!filter.group_key.empty()) s.bind(5, filter.group_key);
   Observation o;
   while (s.step()) {
     o.group_key = s.col_text(0);
@@ -182,6 +184,7 @@ void scan_measurements(const Registry& registry, const std::string& status, cons
     o.sm_clock_mhz = s.col_double(12);
     o.power_w = s.col_double(13);
     o.started_at = s.col_text(14);
+    o.run_uuid = s.col_text(15);
     visit(o);
   }
 }

@@ -138,8 +138,8 @@ std::vector<long> positive_list(const json& root, const char* key, long multiple
 
 }  // namespace
 
-std::string llm_models_path() {
-  const fs::path rel = fs::path("shapes") / "llm_models.json";
+std::string llm_models_path(const std::string& file) {
+  const fs::path rel = fs::path("shapes") / file;
   if (const char* d = std::getenv("CKS_DATA_DIR"))
     if (fs::exists(fs::path(d) / rel)) return (fs::path(d) / rel).string();
   const fs::path src = fs::path(CKS_SOURCE_DIR) / "data" / rel;
@@ -151,7 +151,7 @@ std::string llm_models_path() {
     const fs::path p = exe.parent_path().parent_path().parent_path() / "data" / rel;
     if (fs::exists(p)) return p.string();
   }
-  throw Error("LLM model file shapes/llm_models.json not found (set CKS_DATA_DIR to the repository's data/ folder)");
+  throw Error("LLM model file shapes/" + file + " not found (set CKS_DATA_DIR to the repository's data/ folder)");
 }
 
 std::vector<ShapeGroup> make_llm_set(const std::string& models_path, uint64_t seed, const HardwareDesc& hw) {

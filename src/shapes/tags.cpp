@@ -108,8 +108,10 @@ std::string tags_json(const ShapeGroup& g) {
 
 std::vector<ShapeGroup> make_shape_set(const std::string& set, uint64_t seed, const HardwareDesc& hw) {
   if (set == "llm") return make_llm_set(llm_models_path(), seed, hw);
+  if (set == "llm-train") return make_llm_set(llm_models_path("llm_train.json"), seed, hw);
+  if (set == "family") return make_llm_set(llm_models_path("llm_family.json"), seed, hw);
   if (set != "paper" && set != "heldout")
-    throw Error("unknown shape set '" + set + "' (expected paper, heldout or llm)");
+    throw Error("unknown shape set '" + set + "' (expected paper, heldout, llm, llm-train or family)");
   std::vector<ShapeGroup> out;
   const auto base = set == "paper" ? paper_base_shapes(seed, hw) : heldout_anchor_shapes(seed, hw);
   out.reserve(base.size() * kLayouts.size());

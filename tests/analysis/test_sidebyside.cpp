@@ -23,7 +23,7 @@ const Selector& static_selector() {
 
 // Candidates A (the static first pick), B (its 20th) and C (its 6th), three repetitions; B's
 // third repetition ran 100 MHz below the others.
-std::string write_registry(const ScratchDir& dir, bool with_pick = true) {
+std::string write_registry(const ScratchDir& dir, bool with_pick = true, const std::string& round_prefix = "~r") {
   const std::string path = dir.file("sbs.db");
   Registry reg(path);
   const std::string run = reg.begin_run(test_run());
@@ -36,7 +36,7 @@ std::string write_registry(const ScratchDir& dir, bool with_pick = true) {
   const double a[3] = {100, 102, 98}, b[3] = {110, 108, 150}, c[3] = {90, 91, 89}, cub[3] = {95, 96, 94};
   for (int rep = 0; rep < 3; ++rep) {
     GroupInfo g = test_group(M, N, K, "sbs");
-    g.key = base + "~r" + std::to_string(rep + 1);
+    g.key = base + round_prefix + std::to_string(rep + 1);
     g.tags_json = R"({"base_key":")" + base + R"(","base_set":"eval","rep":)" + std::to_string(rep + 1) + "}";
     reg.upsert_group(g);
     std::vector<MeasurementRow> rows;
@@ -86,6 +86,48 @@ TEST(SideBySide, RegretOfTheRealPickFromCleanRepetitionsWithTheNoiseFloor) {
   SideBySideOptions loose;
   loose.clock_tolerance_mhz = 200;
   EXPECT_DOUBLE_EQ(sidebyside_study(reg, {{"static", &static_selector(), 16}}, loose).groups[0].best_tflops, 110);
+}
+
+TEST(SideBySide, EachGroupsLatestRoundIsReadUnlessOneIsChosen) {
+  ScratchDir dir;
+  const std::string path = write_registry(dir);  // round 1: "~r<i>"
+  {
+    // Round 2 ("~s2r<i>") of the same group, without the pick: it is what the study reads.
+    Registry reg(path);
+    const std::string run = reg.begin_run(test_run());
+    const Ranking r = static_selector().select(Problem{M, N, K, Layout::tn}, 20);
+    const std::string base = group_key(M, N, K, Layout::tn);
+    for (int rep = 1; rep <= 2; ++rep) {
+      GroupInfo g = test_group(M, N, K, "sbs");
+      g.key = base + "~s2r" + std::to_string(rep);
+      g.tags_json = R"({"base_key":")" + base + R"(","base_set":"eval","round":2})";
+      reg.upsert_group(g);
+      MeasurementRow m = test_row(run, g.key, r[5].kernel_id, "ok", 10.0);
+      m.knobs = r[5].knobs_text;
+      m.tflops = 200;
+      m.sm_clock_mhz = 1980;
+      reg.insert_measurements({m});
+    }
+    reg.end_run(run);
+  }
+  const Registry reg(path, RegistryOptions{.create = false});
+  const std::vector<PickMethod> methods{{"static", &static_selector(), 16}};
+  const SideBySideStudy latest = sidebyside_study(reg, methods, SideBySideOptions{});
+  ASSERT_EQ(latest.groups.size(), 1u);
+  EXPECT_EQ(latest.groups[0].reps, 2u);
+  EXPECT_DOUBLE_EQ(latest.groups[0].best_tflops, 200);
+  EXPECT_FALSE(latest.outcomes[0][0].covered) << "round 2 did not measure the pick";
+  SideBySideOptions first;
+  first.round = 1;
+  const SideBySideStudy one = sidebyside_study(reg, methods, first);
+  EXPECT_EQ(one.groups[0].reps, 3u);
+  EXPECT_TRUE(one.outcomes[0][0].covered);
+  SideBySideOptions pooled;
+  pooled.round = 0;
+  EXPECT_EQ(sidebyside_study(reg, methods, pooled).groups[0].reps, 5u);
+  SideBySideOptions absent;
+  absent.round = 7;
+  EXPECT_THROW(sidebyside_study(reg, methods, absent), Error);
 }
 
 TEST(SideBySide, APickThatWasNotComparedIsNotCovered) {

@@ -133,6 +133,32 @@ TEST(PlanSideBySide, RepetitionsOfThePicksAndTheMeasuredLeadersRotatedAndWhole) 
   EXPECT_NE(back.groups[2].group.tags_json.find("\"base_key\""), std::string::npos);
   o.reps = 1;
   EXPECT_THROW(make_sidebyside_plan(eval_groups(reg), &reg, {{"deployed", &static_selector(), 16}}, o), Error);
+
+  // A later round: groups of their own, "<key>~s<R>r<i>", tagged with the round.
+  o.reps = 2;
+  o.round = 3;
+  const Plan later = make_sidebyside_plan(eval_groups(reg), &reg, {{"deployed", &static_selector(), 16}}, o);
+  ASSERT_EQ(later.groups.size(), 2u);
+  EXPECT_EQ(later.groups[1].group.key, group_key(M, N, K, Layout::tn) + "~s3r2");
+  EXPECT_EQ(sidebyside_base_key(later.groups[1].group.key), group_key(M, N, K, Layout::tn));
+  EXPECT_EQ(sidebyside_round(later.groups[1].group.key), 3u);
+  EXPECT_NE(later.groups[1].group.tags_json.find("\"round\":3"), std::string::npos);
+  write_plan(later, dir.file("later.jsonl"));  // the variant key is valid in a plan file
+  EXPECT_EQ(read_plan(dir.file("later.jsonl")).groups[0].group.key, group_key(M, N, K, Layout::tn) + "~s3r1");
+  o.round = 0;
+  EXPECT_THROW(make_sidebyside_plan(eval_groups(reg), &reg, {{"deployed", &static_selector(), 16}}, o), Error);
+}
+
+TEST(PlanSideBySide, RoundOfARepetitionKey) {
+  EXPECT_EQ(sidebyside_round("64x64x64_tn~r2"), 1u);
+  EXPECT_EQ(sidebyside_round("64x64x64_tn~s2r5"), 2u);
+  EXPECT_EQ(sidebyside_round("64x64x64_tn~s12r1"), 12u);
+  EXPECT_EQ(sidebyside_round("64x64x64_tn"), 0u);
+  EXPECT_EQ(sidebyside_round("64x64x64_tn~sr1"), 0u);
+  EXPECT_EQ(sidebyside_round("64x64x64_tn~s2"), 0u);
+  EXPECT_EQ(sidebyside_round("64x64x64_tn~x1"), 0u);
+  EXPECT_EQ(sidebyside_rep_key("k", 1, 3), "k~r3");
+  EXPECT_EQ(sidebyside_rep_key("k", 2, 3), "k~s2r3");
 }
 
 TEST(PlanFile, VariantKeysMustExtendTheShapesKey) {

@@ -205,6 +205,28 @@ TEST(ShapesTags, JsonCarriesTheTags) {
   EXPECT_NE(j.find("\"regime\":"), std::string::npos);
 }
 
+TEST(ShapesLlm, HeldOutFamiliesShareNoShapeWithTheLlmOrTrainingFamilySets) {
+  // The held-out families (set "family", issue 16's second evaluation set) use token counts that
+  // no other set uses, so none of their groups is an evaluation-set or training-set shape.
+  std::set<std::string> llm, train;
+  for (const auto& g : make_shape_set("llm", 0, default_hw())) llm.insert(g.key());
+  for (const auto& g : make_shape_set("llm-train", 0, default_hw())) train.insert(g.key());
+  const auto family = make_shape_set("family", 0, default_hw());
+  ASSERT_GT(family.size(), 500u);
+  for (const auto& g : family) {
+    EXPECT_EQ(llm.count(g.key()), 0u) << g.key();
+    EXPECT_EQ(train.count(g.key()), 0u) << g.key();
+    EXPECT_EQ(g.construction, ShapeClass::llm);
+    for (long d : {g.shape.m, g.shape.n, g.shape.k}) EXPECT_EQ(d % 8, 0);
+  }
+  auto has = [&](long m, long n, long k, Layout l) {
+    return std::any_of(family.begin(), family.end(), [&](const ShapeGroup& g) { return g.key() == group_key({m, n, k}, l); });
+  };
+  EXPECT_TRUE(has(24, 5120, 17920, Layout::tn)) << "phi3-medium down_proj, decode";
+  EXPECT_TRUE(has(1000, 5760, 2880, Layout::tn)) << "gpt-oss-120b expert gate_up";
+  EXPECT_GT(train.size(), 3000u);
+}
+
 TEST(ShapesLlm, ContainsTheModelsGemmsOnePerPass) {
   const auto groups = make_shape_set("llm", 3, default_hw());
   std::map<std::string, const ShapeGroup*> by_key;
@@ -259,7 +281,7 @@ TEST(ShapesSet, UnknownSetIsAClearError) {
     make_shape_set("random", 0, default_hw());
     FAIL();
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "unknown shape set 'random' (expected paper, heldout or llm)");
+    EXPECT_EQ(std::string(e.what()), "unknown shape set 'random' (expected paper, heldout, llm, llm-train or family)");
   }
 }
 
