@@ -404,6 +404,7 @@ struct SideBySideOptions {
   // Which round of a group's repetitions (cks plan sidebyside --round) is read: -1 its latest,
   // 0 every round pooled, R round R only (a group without it is left out).
   long round = -1;
+  std::string base_set;              // only groups whose base group is of this set (empty: all)
 };
 struct SideBySideGroup {
   std::string base_key, base_set;

@@ -51,6 +51,10 @@ SideBySideStudy sidebyside_study(const Registry& reg, const std::vector<PickMeth
     r = std::max(r, sidebyside_round(gk));
   }
   auto wanted = [&](const std::string& gk) {
+    if (!o.base_set.empty()) {
+      const auto it = base_sets.find(sidebyside_base_key(gk));
+      if (it == base_sets.end() || it->second != o.base_set) return false;
+    }
     if (o.round == 0) return true;
     const size_t r = sidebyside_round(gk);
     return o.round < 0 ? r == latest[sidebyside_base_key(gk)] : r == static_cast<size_t>(o.round);
@@ -78,7 +82,8 @@ SideBySideStudy sidebyside_study(const Registry& reg, const std::vector<PickMeth
   }
   if (bases.empty())
     throw Error("no side-by-side group (set sbs) with ok rows" +
-                (o.round > 0 ? " of round " + std::to_string(o.round) : std::string()) + " in " + reg.path() +
+                (o.round > 0 ? " of round " + std::to_string(o.round) : std::string()) +
+                (o.base_set.empty() ? std::string() : " of base set '" + o.base_set + "'") + " in " + reg.path() +
                 " (cks plan sidebyside)");
 
   SideBySideStudy s;

@@ -417,6 +417,8 @@ void register_sidebyside_study(CLI::App* analyze) {
          },
          "repetition round read per group (cks plan sidebyside --round): latest, all (pooled) or a number")
       ->default_str("latest");
+  cmd->add_option("--base-set", so->base_set,
+                  "only groups whose base group is of this set (eval, family, ...; default: every set)");
   cmd->add_option("--per-group", *per_group, "also write one CSV row per group to this file");
   cmd->callback([o, so, model, methods, per_group] {
     const Format f = parse_format(o->format);

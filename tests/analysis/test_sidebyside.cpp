@@ -128,6 +128,12 @@ TEST(SideBySide, EachGroupsLatestRoundIsReadUnlessOneIsChosen) {
   SideBySideOptions absent;
   absent.round = 7;
   EXPECT_THROW(sidebyside_study(reg, methods, absent), Error);
+  SideBySideOptions eval_only;
+  eval_only.base_set = "eval";
+  EXPECT_EQ(sidebyside_study(reg, methods, eval_only).groups.size(), 1u);
+  SideBySideOptions family;
+  family.base_set = "family";
+  EXPECT_THROW(sidebyside_study(reg, methods, family), Error) << "no group of base set family";
 }
 
 TEST(SideBySide, APickThatWasNotComparedIsNotCovered) {
