@@ -14,6 +14,7 @@
 #include "monitor/collect_fixture.hpp"
 #include "monitor/compile_source.hpp"
 #include "registry/registry_test_util.hpp"
+#include "shapes/cli_run.hpp"
 
 using namespace cks;
 using namespace cks::test;
@@ -303,4 +304,45 @@ TEST(PlanFill, CompiledKernelsAtDefaultKnobsWhereAGroupLacksThem) {
     EXPECT_EQ(g.candidates[0].second, knob_settings(cat.kernels()[r[3].kernel]).front().canonical());
     EXPECT_EQ(g.priority, 2);
   }
+}
+
+TEST(PlanPicks, CliGroupsFromAPlanFileNewGroupsOfAnySet) {
+  // `cks plan make --set family` lists groups no registry holds; `plan picks --groups` and `plan
+  // fill --groups` plan them from the registry's measured state (here: nothing of theirs).
+  ScratchDir dir;
+  const std::string reg = write_registry(dir);
+  const std::string groups = dir.file("family_groups.jsonl");
+  const CliResult make = run_cks("plan make --set family --layouts tn --pick 3 --seed 0 --policy top --budget 1 "
+                                 "--group-set family --out " + groups);
+  ASSERT_EQ(make.exit_code, 0) << make.err;
+  const std::string picks = dir.file("picks.jsonl");
+  const CliResult p = run_cks("plan picks --registry " + reg + " --groups " + groups + " --set family --methods static "
+                              "--static-top 2 --top 2 --knob-top 0 --out " + picks);
+  ASSERT_EQ(p.exit_code, 0) << p.err;
+  const Plan plan = read_plan(picks);
+  ASSERT_EQ(plan.groups.size(), 3u);
+  for (const auto& g : plan.groups) {
+    EXPECT_EQ(g.group.set, "family");
+    EXPECT_EQ(g.candidates.size(), 2u) << g.group.key;
+  }
+  const std::string fill = dir.file("fill.jsonl");
+  const CliResult f = run_cks("plan fill --registry " + reg + " --groups " + groups + " --set family --from " + picks +
+                              " --out " + fill);
+  ASSERT_EQ(f.exit_code, 0) << f.err;
+  EXPECT_EQ(read_plan(fill).groups.size(), 3u);
+  // Errors: a missing plan, and a set the plan's groups are not of.
+  const CliResult missing = run_cks("plan picks --registry " + reg + " --groups " + dir.file("none.jsonl") +
+                                    " --set family --methods static --out " + dir.file("x.jsonl"));
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_NE(missing.err.find("none.jsonl"), std::string::npos) << missing.err;
+  const CliResult other = run_cks("plan picks --registry " + reg + " --groups " + groups +
+                                  " --set eval --methods static --out " + dir.file("x.jsonl"));
+  EXPECT_NE(other.exit_code, 0);
+  EXPECT_NE(other.err.find("no group of set 'eval'"), std::string::npos) << other.err;
+}
+
+TEST(PlanPicks, CliRunNormalizeTakesOnOrOff) {
+  const CliResult bad = run_cks("train --run-normalize maybe --out /tmp/never.json");
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_NE(bad.err.find("on or off"), std::string::npos) << bad.err;
 }
