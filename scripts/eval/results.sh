@@ -5,7 +5,8 @@
 # NN and TT. Every other model arm, tuned, is in docs/hpo.md.
 #   scripts/eval/results.sh [OUT_DIR]      (about 11 minutes on 2 cores)
 # MODEL=path evaluates another model file; NO_DOC=1 leaves docs/results.md alone; REG=path reads a
-# registry merged from data/shards (cks data merge) instead of merging the shards in every call.
+# registry merged from data/shards (cks data merge) instead of merging the shards in every call;
+# PREV_MODEL=path also scores the model shipped before on the same side-by-side rounds.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:-build/results}
@@ -23,13 +24,23 @@ MODEL=${MODEL:-models/default.json}
 for layout in tn nt nn tt; do
   run default_$layout --model "$MODEL" --layouts $layout --prefilter 1024
 done
-# Like with like: the side-by-side repetitions of the evaluation groups (cks plan sidebyside),
-# the headline of docs/results.md.
-echo "[results] sidebyside: cks analyze sidebyside" >&2
-t0=$(date +%s)
-"$CKS" analyze sidebyside ${REG:+--registry "$REG"} --model "$MODEL" --per-group "$OUT/sidebyside_groups.csv" \
-  --format json > "$OUT/sidebyside.json"
-echo $(( $(date +%s) - t0 )) > "$OUT/sidebyside.seconds"
+# Like with like: the side-by-side repetitions (cks plan sidebyside), each group's latest round,
+# the headline of docs/results.md: the evaluation groups, the held-out model families (set
+# 'family'), and with PREV_MODEL the model shipped before, whose first pick the same round measured.
+sbs() {  # name, model, base set, plot title[, methods]
+  echo "[results] $1: cks analyze sidebyside --model $2 --base-set $3" >&2
+  local t0=$(date +%s)
+  "$CKS" analyze sidebyside ${REG:+--registry "$REG"} --model "$2" --base-set "$3" --methods "${5:-deployed,exhaustive,static}" \
+    --per-group "$OUT/$1_groups.csv" --format json > "$OUT/$1.json"
+  echo $(( $(date +%s) - t0 )) > "$OUT/$1.seconds"
+  python3 scripts/analysis/plot_sidebyside.py "$OUT/$1_groups.csv" "$OUT/$1" --title "$4" > /dev/null
+}
+sbs sidebyside "$MODEL" eval "evaluation groups"
+sbs sidebyside_family "$MODEL" family "held-out families"
+if [ -n "${PREV_MODEL:-}" ]; then
+  sbs sidebyside_prev "$PREV_MODEL" eval "evaluation groups, previous model" deployed
+  sbs sidebyside_family_prev "$PREV_MODEL" family "held-out families, previous model" deployed
+fi
 [ -n "${NO_DOC:-}" ] && exit 0
 python3 scripts/eval/results_md.py "$OUT" > docs/results.md
 echo "[results] wrote docs/results.md" >&2

@@ -43,37 +43,73 @@ print("proxy too); the `real pick` rows score exactly what `cks select` returns 
 print("was measured (coverage in the note).\n")
 print("The shipped model (`models/default.json`) is the winner of the hyper-parameter search of")
 print("`docs/hpo.md` (lowest cross-validated regret on the training groups, XGBoost")
-print("reg:squarederror), trained by `scripts/models/train_default.sh` on all 1,986 TN + NT + NN + TT")
-print("training groups with ok rows, at most 300 candidates per group (the cap with the lowest cross-validated")
-print("regret, `docs/models.md`). Every other")
+print("reg:squarederror), trained by `scripts/models/train_default.sh` on the 2,109 TN + NT + NN + TT")
+print("training groups with ok rows up to lease 10, at most 600 candidates per group (the 300 fastest and a")
+print("seeded rest, the cap with the lowest cross-validated regret) with the per-run cuBLAS normalization")
+print("(`docs/models.md`). Every other")
 print("tuned arm (XGBoost rank:ndcg / rank:pairwise, MLP MSE / RankNet / LambdaRank, ridge, the")
 print("feature-set ablation) is evaluated on the TN groups in `docs/hpo.md`.\n")
+SBS_ORDER = ["all", "layout=tn", "layout=nt", "layout=nn", "layout=tt", "m<=16", "m<=256", "m>256"]
+
+
+def sbs_table(rows, methods=None, label=""):
+    print("| method | slice | groups (covered) | mean | median | p95 | max | top-1 hit | top-4 | vs cuBLAS | top-4 or cuBLAS |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for m in methods or [r["method"] for r in rows if r["slice"] == "all"]:
+        for sl in SBS_ORDER:
+            hit = [r for r in rows if r["method"] == m and r["slice"] == sl]
+            if not hit:
+                continue
+            r = hit[0]
+            top4 = "" if m == "noise floor" else pct(r["top4_regret"])
+            print(f"| {m}{label} | {sl} | {r['groups']} ({r['covered']}) | {pct(r['regret_mean'])} | "
+                  f"{pct(r['regret_median'])} | {pct(r['regret_p95'])} | {pct(r['regret_max'])} | "
+                  f"{'' if m == 'noise floor' else num(r['top1_hit'])} | {top4} | {num(r['vs_cublas_geomean'], 3)} | "
+                  f"{num(r.get('top4_or_cublas_geomean'), 3)} |")
+    print()
+
+
+def load(name):
+    path = os.path.join(out, name + ".json")
+    return json.load(open(path)) if os.path.exists(path) else None
+
+
 SBS = os.path.join(out, "sidebyside.json")
 if os.path.exists(SBS):
     sbs = json.load(open(SBS))
     print("## The real pick, side by side (the headline)\n")
     print("What `cks select` really returns, measured like with like: `cks plan sidebyside` re-measured, per")
     print("evaluation group, the deployed selector's first 4 picks, the first pick of the exhaustive ranking and")
-    print("of the static score, and the group's 4 fastest measured kernels, in 5 repetitions measured back to back")
-    print("(lease 10, one H200; `data/README.md`). Each candidate's throughput is the median of its repetitions")
-    print("whose SM clock is within 30 MHz of the group's median (other rows flagged and left out); regret is")
-    print("against the best compared candidate. `noise floor` is the regret of that best candidate measured")
-    print("against itself across repetitions: what single measurements cost a perfect selector. From")
-    print("`cks analyze sidebyside` (`docs/models.md`); per group in `docs/analysis/sidebyside_groups.csv`.\n")
-    print("| method | slice | groups (covered) | mean | median | p95 | max | top-1 hit | top-4 | vs cuBLAS | top-4 or cuBLAS |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
-    order = ["all", "layout=tn", "layout=nt", "layout=nn", "layout=tt", "m<=16", "m<=256", "m>256"]
-    for m in [r["method"] for r in sbs if r["slice"] == "all"]:
-        for sl in order:
-            hit = [r for r in sbs if r["method"] == m and r["slice"] == sl]
-            if not hit:
-                continue
-            r = hit[0]
-            top4 = "" if m == "noise floor" else pct(r["top4_regret"])
-            print(f"| {m} | {sl} | {r['groups']} ({r['covered']}) | {pct(r['regret_mean'])} | {pct(r['regret_median'])} | "
-                  f"{pct(r['regret_p95'])} | {pct(r['regret_max'])} | {'' if m == 'noise floor' else num(r['top1_hit'])} | "
-                  f"{top4} | {num(r['vs_cublas_geomean'], 3)} | {num(r.get('top4_or_cublas_geomean'), 3)} |")
-    print()
+    print("of the static score, the group's 3 fastest measured kernels and the previous model's first pick, in 4")
+    print("repetitions measured back to back (round 2, lease 11, one H200; `data/README.md`). Each candidate's")
+    print("throughput is the median of its repetitions whose SM clock is within 30 MHz of the group's median (other")
+    print("rows flagged and left out); regret is against the best compared candidate. `noise floor` is the regret of")
+    print("that best candidate measured against itself across repetitions: what single measurements cost a perfect")
+    print("selector. From `cks analyze sidebyside` (`docs/models.md`); per group in")
+    print("`docs/analysis/sidebyside_groups.csv`, plots `docs/analysis/sidebyside_regret_cdf.png` and")
+    print("`docs/analysis/sidebyside_vs_cublas.png`.\n")
+    sbs_table(sbs)
+    prev = load("sidebyside_prev")
+    if prev:
+        print("The model shipped before (lease 10's default, trained without the per-run normalization and before")
+        print("lease 10's active-learning round), scored on the same round: only its first pick was measured, so its")
+        print("top-4 column is not comparable.\n")
+        sbs_table(prev, ["deployed"], " (previous model)")
+    fam = load("sidebyside_family")
+    if fam:
+        print("## The held-out model families, side by side\n")
+        print("A second evaluation set never trained or tuned on (`cks shapes --set family`, set `family`: Phi-3-medium,")
+        print("Mistral-Nemo-12B, GPT-OSS-120B and Qwen3-235B-A22B; 32 TN (forward), 9 NT (data gradient) and 7 NN")
+        print("(weight gradient) groups with M, or K for NN, from 24 to 12,008 tokens, mostly not multiples of 32).")
+        print("Lease 11 measured each group's real picks and every kernel compiled for the lease at default knobs (its")
+        print("pool sweep, ~280 kernels per layout), then, on the machine, a side-by-side round of 4 repetitions of the")
+        print("deployed top 4, the other methods' first picks, the 3 fastest kernels and the previous model's first")
+        print("pick (`scripts/device/lease.sh sbs`). Per group in `docs/analysis/sidebyside_family_groups.csv`.\n")
+        sbs_table(fam)
+        famprev = load("sidebyside_family_prev")
+        if famprev:
+            sbs_table(famprev, ["deployed"], " (previous model)")
+if os.path.exists(SBS):
     print("The single-pass tables below score each method on every row the corpus holds for a group. Since lease 10")
     print("they mix leases within a group: the real picks were measured on another host than the pool sweep, and")
     print("tiny problems (< 20 µs) ran faster there (cuBLAS in the same groups: +7.6 % median under 20 µs, +0.55 %")
