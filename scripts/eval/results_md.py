@@ -198,4 +198,14 @@ for name, _, _ in RUNS:
         secs = open(os.path.join(out, name + ".seconds")).read().strip()
         args = open(os.path.join(out, name + ".args")).read().strip()
         print(f"build/bin/cks eval --groups evaluation --format json {args}   # {secs} s")
+for name, base, model in [("sidebyside", "eval", "models/default.json"), ("sidebyside_family", "family", "models/default.json"),
+                          ("sidebyside_prev", "eval", "$PREV_MODEL --methods deployed"),
+                          ("sidebyside_family_prev", "family", "$PREV_MODEL --methods deployed")]:
+    if os.path.exists(os.path.join(out, name + ".json")):
+        secs = open(os.path.join(out, name + ".seconds")).read().strip()
+        print(f"build/bin/cks analyze sidebyside --model {model} --base-set {base} --per-group {name}_groups.csv "
+              f"--format json   # {secs} s")
 print("```")
+print()
+print("All of it: `REG=<registry merged from data/shards> PREV_MODEL=<the previous models/default.json> "
+      "scripts/eval/results.sh` (the previous model: `git show 6ce4917:models/default.json`).")
