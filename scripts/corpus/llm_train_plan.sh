@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# New training groups from more public model families (`cks shapes --set llm-train`, issue 16:
+# dense and MoE, every projection, forward / data-gradient / weight-gradient), planned for a lease
+# here from the committed data, xz-compressed for the device call:
+#
+#   scripts/corpus/llm_train_plan.sh [OUT_DIR]          (default .carry)
+#
+#   llm_train_groups.jsonl  $PICK_TN TN and $PICK_GRAD NT + NN groups of set 'train' drawn with
+#                           seed $SEED, none of them a shape of the 'llm' set (the evaluation set
+#                           draws from it) or of the paper set (already training groups)
+#   llm_train.jsonl         tier $PRIORITY: `cks plan active --groups`: the model's first $PICKS picks
+#                           (deployed and over the whole catalogue) and $EXPLORE exploration pick(s)
+#                           per group, at most $MAX_KERNELS kernels; joined (`plan merge --union`)
+#                           with `plan fill --groups`: every planned kernel at default knobs in every
+#                           new group of its layout (their first sweep)
+#
+# Join it with a lease's other plans by `cks plan merge --union` (after them: its tier orders its
+# compiles after theirs). Environment: CKS, MODEL, REG (a merged registry), and the sizes above.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${1:-.carry}
+CKS=${CKS:-build/bin/cks}
+MODEL=${MODEL:-models/default.json}
+PICK_TN=${PICK_TN:-32} PICK_GRAD=${PICK_GRAD:-64} SEED=${SEED:-0}
+PICKS=${PICKS:-4} EXPLORE=${EXPLORE:-2} MAX_KERNELS=${MAX_KERNELS:-150} PRIORITY=${PRIORITY:-1}
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+if [ -n "${REG:-}" ]; then SRC=(--registry "$REG"); else
+  "$CKS" data merge --out "$TMP/corpus.db" data/shards/*.db.gz > /dev/null
+  SRC=(--registry "$TMP/corpus.db")
+fi
+mkdir -p "$OUT"
+"$CKS" shapes --set paper --format csv > "$TMP/paper.csv"
+MAKE=(--set llm-train --exclude-set llm --exclude-shapes "$TMP/paper.csv" --seed "$SEED" --policy top --budget 1
+      --group-set train)
+"$CKS" plan make "${MAKE[@]}" --layouts tn --pick "$PICK_TN" --out "$TMP/tn.jsonl"
+"$CKS" plan make "${MAKE[@]}" --layouts nt,nn --pick "$PICK_GRAD" --out "$TMP/grad.jsonl"
+"$CKS" plan merge --out "$OUT/llm_train_groups.jsonl" "$TMP/tn.jsonl" "$TMP/grad.jsonl"
+"$CKS" plan active "${SRC[@]}" --model "$MODEL" --groups "$OUT/llm_train_groups.jsonl" --set train \
+  --picks "$PICKS" --explore "$EXPLORE" --explore-depth 64 --max-kernels "$MAX_KERNELS" --priority "$PRIORITY" \
+  --out "$TMP/active.jsonl"
+"$CKS" plan fill "${SRC[@]}" --groups "$OUT/llm_train_groups.jsonl" --set train --from "$TMP/active.jsonl" \
+  --priority "$PRIORITY" --out "$TMP/fill.jsonl"
+"$CKS" plan merge --union --name llm_train --out "$TMP/llm_train.jsonl" "$TMP/active.jsonl" "$TMP/fill.jsonl"
+xz -6 -c "$TMP/llm_train.jsonl" > "$OUT/llm_train.jsonl.xz"
+"$CKS" plan show "$TMP/llm_train.jsonl" --format csv 2>&1 > /dev/null | head -1 >&2
