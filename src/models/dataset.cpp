@@ -89,21 +89,20 @@ class DatasetBuilder {
     std::optional<size_t> ref;
     for (size_t i = 0; i < runs; ++i)
       if (g.cublas_count[i] && (!ref || rows[i] > rows[*ref])) ref = i;
-    if (!ref) {
-      // No run-matched reference: the mean over every cuBLAS row, as before.
+    if (!ref || !options_.run_normalize) {
+      // Without normalization, or without a run-matched reference: the mean over every cuBLAS row.
       double sum = 0;
       int n = 0;
       for (size_t i = 0; i < runs; ++i) sum += g.cublas_sum[i], n += g.cublas_count[i];
       return {factor, n ? sum / n : 0.0};
     }
     const double ref_tflops = cublas(*ref);
-    if (options_.run_normalize)
-      for (size_t i = 0; i < runs; ++i) {
-        if (!g.cublas_count[i]) continue;
-        const double f = ref_tflops / cublas(i);
-        if (std::abs(f - 1) < options_.dead_band) continue;
-        factor[i] = std::clamp(f, 1 / options_.max_factor, options_.max_factor);
-      }
+    for (size_t i = 0; i < runs; ++i) {
+      if (!g.cublas_count[i]) continue;
+      const double f = ref_tflops / cublas(i);
+      if (std::abs(f - 1) < options_.dead_band) continue;
+      factor[i] = std::clamp(f, 1 / options_.max_factor, options_.max_factor);
+    }
     return {factor, ref_tflops};
   }
 

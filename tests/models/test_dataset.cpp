@@ -75,6 +75,7 @@ TEST(DatasetRunNormalize, ScalesARunByItsCublasRatioToTheReferenceRun) {
   const Dataset raw = load_dataset(reg, default_hw(), off);
   EXPECT_NEAR(tflops_of(raw, c[2]), 432, 1e-6);
   EXPECT_EQ(raw.run_normalized_groups, 0u);
+  EXPECT_NEAR(raw.groups[0].cublas_tflops, 104, 1e-6) << "off: the mean of every cuBLAS row, as before";
 }
 
 TEST(DatasetRunNormalize, DeadBandClampAndRunsWithoutCublasKeepFactorOne) {
