@@ -135,9 +135,10 @@ case "${1:-}" in
     # measured in this lease (the held-out family set: its fastest kernels are known only now),
     # planned from this lease's registry with MODEL (and BASE_MODEL's first pick, if given), then
     # measured as a new collect; then `wait WAIT_S`. Its kernels are all in the kernel cache.
+    # ROUND=R (default 1) names a later round of groups measured before (cks plan sidebyside --round).
     GROUPS_PLAN=$2 SET_NAME=$3 MODEL=$4 BUDGET=$5 WAIT=$6 BASE_MODEL=${7:-}
     if [ ! -f out/collect.rc ]; then echo "lease.sh sbs: collect is still running" >&2; exit 2; fi
-    SBS=(--registry out/registry.db --groups "$GROUPS_PLAN" --set "$SET_NAME" --reps "${REPS:-4}" --round 1
+    SBS=(--registry out/registry.db --groups "$GROUPS_PLAN" --set "$SET_NAME" --reps "${REPS:-4}" --round "${ROUND:-1}"
          --exhaustive-top 1 --static-top 1 --priority 0)
     "$BIN/cks" plan sidebyside "${SBS[@]}" --model "$MODEL" --pick-top 4 --other-top 1 --measured-top 3 --top 4 \
       --out out/sbs_new.jsonl || exit 1
