@@ -44,6 +44,8 @@ struct KernelCompileInfo {
   int spill_store_bytes = -1, spill_load_bytes = -1;
   int smem_bytes = -1;          // static smem from ptxas -v
   double compile_seconds = 0;   // the TU's wall time divided by its kernels
+  std::string kernel_key;       // library hash of this kernel alone (same flags and versions):
+                                // finds it in any cached library, whatever TU it was built in
 };
 
 struct LibraryResult {

@@ -41,6 +41,7 @@ std::optional<std::vector<KernelCompileInfo>> load_sidecar(const std::string& ca
       k.spill_load_bytes = e.value("spill_load_bytes", -1);
       k.smem_bytes = e.value("smem_bytes", -1);
       k.compile_seconds = e.value("compile_seconds", 0.0);
+      k.kernel_key = e.value("kernel_key", "");
       const std::string lib = e.value("lib", "");
       if (k.status == "ok") {
         k.lib_path = fs::absolute(fs::path(cache_dir) / lib).string();
@@ -71,7 +72,8 @@ void store_sidecar(const std::string& cache_dir, const std::string& hash, const 
                      {"spill_store_bytes", k.spill_store_bytes},
                      {"spill_load_bytes", k.spill_load_bytes},
                      {"smem_bytes", k.smem_bytes},
-                     {"compile_seconds", k.compile_seconds}};
+                     {"compile_seconds", k.compile_seconds},
+                     {"kernel_key", k.kernel_key}};
     if (auto w = warnings.find(k.kernel_id); w != warnings.end()) e["ptxas_warnings"] = w->second;
     j["kernels"].push_back(std::move(e));
   }

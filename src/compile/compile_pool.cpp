@@ -396,6 +396,7 @@ struct CompilePool::Impl {
         info.status = "ok";
         info.lib_path = lib;
         info.index = static_cast<int>(i);
+        info.kernel_key = library_hash({kernels[i]}, o);
         info.compile_seconds = out.seconds / static_cast<double>(kernels.size());
         if (auto p = ptxas.find(info.kernel_id); p != ptxas.end()) {
           info.registers = p->second.registers;
