@@ -1,7 +1,8 @@
 // The parallel nvcc compile pool with its executable cache and failure bisection.
 //
 // submit() cuts a batch into translation units of at most kernels_per_tu kernels; each TU is
-// looked up in the cache (cache.hpp) and, on a miss, queued. `jobs` worker threads each run one
+// looked up in the cache (cache.hpp: the whole TU by its hash, else each kernel by its own key, in
+// whatever library it was built) and, on a miss, queued. `jobs` worker threads each run one
 // nvcc at a time, admitted under a memory budget (mem_per_job_gb per kernel of the TU). A TU
 // that fails is split in halves which are compiled (and, if they fail, split) in turn, so every
 // compile error ends up attributed to the one kernel that causes it while the others still get
@@ -226,6 +227,7 @@ struct CompilePool::Impl {
     if (ec || !fs::is_directory(o.cache_dir)) throw Error("cannot create kernel cache directory '" + o.cache_dir + "'");
     o.cache_dir = fs::absolute(o.cache_dir).lexically_normal().string();
 
+    index_cached_kernels();
     mem_budget_gb = o.mem_limit_gb > 0 ? o.mem_limit_gb : mem_available_gb();
     const int cores = std::max(1u, std::thread::hardware_concurrency());
     const int by_memory = static_cast<int>(std::floor(mem_budget_gb / (o.mem_per_job_gb * o.kernels_per_tu)));
@@ -244,6 +246,50 @@ struct CompilePool::Impl {
     for (auto& t : threads) t.join();
   }
 
+  // Every compiled kernel of the cache directory by its own key (library_hash of the kernel
+  // alone): a cache carried from another lease, whose libraries grouped the kernels into other
+  // translation units, still serves each kernel it holds. Only sidecars whose library exists and
+  // whose key matches today's flags and versions can match (the key covers them).
+  std::map<std::string, KernelCompileInfo> by_kernel_key;
+  void index_cached_kernels() {
+    std::error_code ec;
+    for (fs::directory_iterator it(o.cache_dir, ec), end; !ec && it != end; it.increment(ec)) {
+      const std::string name = it->path().filename().string();
+      if (name.size() != 4 + 16 + 5 || name.rfind("cks_", 0) != 0 || it->path().extension() != ".json") continue;
+      const auto infos = compile::load_sidecar(o.cache_dir, name.substr(4, 16));
+      if (!infos) continue;
+      for (const auto& k : *infos)
+        if (k.status == "ok" && !k.kernel_key.empty()) by_kernel_key.emplace(k.kernel_key, k);
+    }
+  }
+
+  // The kernels of `kernels` found in the index, grouped by library, as cached results; the rest
+  // is left in `kernels`.
+  void take_indexed(std::vector<KernelDesc>& kernels) {
+    if (by_kernel_key.empty()) return;
+    std::map<std::string, LibraryResult> by_lib;
+    std::vector<KernelDesc> rest;
+    for (auto& k : kernels) {
+      const auto it = by_kernel_key.find(library_hash({k}, o));
+      if (it == by_kernel_key.end() || !fs::exists(it->second.lib_path)) {
+        rest.push_back(std::move(k));
+        continue;
+      }
+      LibraryResult& r = by_lib[it->second.lib_path];
+      if (r.kernels.empty()) {
+        r.lib_path = it->second.lib_path;
+        r.lib_hash = fs::path(r.lib_path).stem().string().substr(4);
+        r.cached = true;
+      }
+      r.kernels.push_back(it->second);
+    }
+    kernels = std::move(rest);
+    if (by_lib.empty()) return;
+    std::lock_guard lk(mu);
+    for (auto& [lib, r] : by_lib) finished.push_back(std::move(r));
+    done_cv.notify_all();
+  }
+
   double task_mem_gb(const Task& t) const { return o.mem_per_job_gb * static_cast<double>(t.members.size()); }
 
   // The first job always runs, so a TU larger than the budget is still compiled (alone).
@@ -256,6 +302,7 @@ struct CompilePool::Impl {
     std::set<std::string> ids;
     for (const auto& k : kernels)
       if (!ids.insert(k.id()).second) throw Error("kernel " + k.canonical() + " submitted twice in one batch");
+    take_indexed(kernels);
     const size_t per_tu = static_cast<size_t>(o.kernels_per_tu);
     for (size_t b = 0; b < kernels.size(); b += per_tu) {
       Batch batch;

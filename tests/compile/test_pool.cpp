@@ -60,6 +60,44 @@ TEST(CompilePool, CompilesOnceThenReusesTheCachedLibrary) {
   EXPECT_EQ(fake.n_calls(), 1);
 }
 
+// A carried cache (issue 20): the next lease groups kernels into other translation units, yet
+// every kernel already built in some library is served from it; only the others are compiled.
+TEST(CompilePool, ServesEachCachedKernelWhateverTuItWasBuiltIn) {
+  FakeNvcc fake;
+  {
+    CompilePool pool(fake.options());
+    pool.submit({kernel(128), kernel(256)});
+    ASSERT_EQ(drain(pool, kLimit).size(), 1u);
+  }
+  ASSERT_EQ(fake.n_calls(), 1);
+  const std::string first_lib = compile::library_file(fake.options().cache_dir, library_hash({kernel(128), kernel(256)},
+                                                                                     fake.options()));
+  CompilePool pool(fake.options());
+  pool.submit({kernel(192), kernel(256)});  // another TU: 256 is cached inside {128, 256}, 192 is new
+  const auto libs = drain(pool, kLimit);
+  EXPECT_EQ(fake.n_calls(), 2);
+  ASSERT_EQ(libs.size(), 2u);
+  const auto k256 = find_kernel(libs, kernel(256).id());
+  const auto k192 = find_kernel(libs, kernel(192).id());
+  ASSERT_TRUE(k256 && k192);
+  EXPECT_EQ(k256->first.lib_path, std::filesystem::absolute(first_lib).lexically_normal().string());
+  EXPECT_EQ(k256->first.index, 1);
+  EXPECT_EQ(k256->first.registers, 168);
+  EXPECT_TRUE(k256->second.cached);
+  EXPECT_FALSE(k192->second.cached);
+  EXPECT_NE(k192->first.lib_path, k256->first.lib_path);
+
+  // Other flags or versions change every kernel's key: nothing is served across them.
+  CompileOptions other = fake.options();
+  other.cutlass_version = "other";
+  CompilePool again(other);
+  again.submit({kernel(256)});
+  const auto rebuilt = drain(again, kLimit);
+  ASSERT_EQ(rebuilt.size(), 1u);
+  EXPECT_FALSE(rebuilt[0].cached);
+  EXPECT_EQ(fake.n_calls(), 3);
+}
+
 TEST(CompilePool, BisectsAFailingTuDownToTheBrokenKernel) {
   const std::vector<KernelDesc> batch{kernel(64), kernel(128), kernel(192), kernel(256)};
   const std::string broken = batch[2].canonical();
