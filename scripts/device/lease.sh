@@ -13,6 +13,9 @@
 #       after collect has ended, on the still-warm machine (kernel cache intact): the knob variants
 #       around the leaders of LAYOUT's groups of set $SET (default eval) in this lease's registry
 #       (`cks plan leaders`), then PLAN's remainder, as a new collect; then `wait WAIT_S`
+#   scripts/device/lease.sh cache             the compiled libraries (build/kernel-cache, without
+#       sources and logs) as kcache.tar.xz.part-* through $OUT, for the compile cache kept at home
+#       (scripts/device/kcache.sh import); run it in a command of its own (8 files a command)
 #   scripts/device/lease.sh sbs GROUPS_PLAN SET MODEL TIME_BUDGET_S WAIT_S [BASE_MODEL]
 #       after collect has ended: a side-by-side round (`cks plan sidebyside --groups`) of groups
 #       measured first in this lease (e.g. the held-out family set), as a new collect; then wait
@@ -35,6 +38,12 @@ export CKS_INCLUDE_DIR="$PWD/include" CKS_DATA_DIR="$PWD/data"
 # CUTLASS headers travel compressed (scripts/device/pack_carry.sh): 27 MB of headers are 1 MB of xz.
 if [ ! -d third_party/cutlass/include ] && [ -f .carry/cutlass.tar.xz ]; then
   mkdir -p third_party && tar -xJf .carry/cutlass.tar.xz -C third_party
+fi
+# A carried compile cache (scripts/device/kcache.sh pack): kernels built in earlier leases are
+# found by their own key and not compiled again.
+if [ -f .carry/kcache.tar.xz ] && [ ! -f build/kernel-cache/.carried ]; then
+  mkdir -p build && tar -xJf .carry/kcache.tar.xz -C build --skip-old-files &&
+    touch build/kernel-cache/.carried && echo "carried compile cache: $(ls build/kernel-cache/*.so | wc -l) libraries" >&2
 fi
 
 ship() {  # $1: registry file to ship
@@ -130,6 +139,11 @@ case "${1:-}" in
     "$0" start out/leaders_then_rest.jsonl "$BUDGET" "${6:-0,1}" "${7:-30}" "${8:-235}" "${9:-10}" > /dev/null &&
       "$0" wait "$WAIT"
     ;;
+  cache)
+    tar --exclude='*.cu' --exclude='*.log' --exclude='*.tmp*' -cf - -C build kernel-cache |
+      xz -T0 -6 | split -b 15m - "$OUTDIR/kcache.tar.xz.part-"
+    ls -la "$OUTDIR"
+    ;;
   sbs)
     # After collect has ended, on the still-warm machine: the side-by-side round of groups first
     # measured in this lease (the held-out family set: its fastest kernels are known only now),
@@ -156,7 +170,7 @@ case "${1:-}" in
   *)
     echo "usage: $0 start PLAN TIME_BUDGET_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU] | wait SECONDS" \
          "| leaders LAYOUT PLAN TIME_BUDGET_S WAIT_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU]" \
-         "| sbs GROUPS_PLAN SET MODEL TIME_BUDGET_S WAIT_S [BASE_MODEL]" >&2
+         "| cache | sbs GROUPS_PLAN SET MODEL TIME_BUDGET_S WAIT_S [BASE_MODEL]" >&2
     exit 2
     ;;
 esac
