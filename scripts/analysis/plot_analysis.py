@@ -17,6 +17,11 @@ writes PNGs next to them (or to --out-dir):
 Only the standard library, numpy and matplotlib (scripts/requirements.txt).
 
     python3 scripts/analysis/plot_analysis.py [--in-dir docs/analysis] [--out-dir docs/analysis]
+        [--title TN] [--dpi 130] [--palette]
+
+--title prefixes every plot title (e.g. the layout of a per-layout directory of
+scripts/analysis/studies.sh); --dpi sets the resolution; --palette stores each PNG with an adaptive
+256-colour palette (Pillow, which matplotlib depends on), about a third of the size.
 """
 import argparse
 import csv
@@ -56,10 +61,31 @@ def num(s):
     return float(s) if s not in ("", None) else math.nan
 
 
+# Set by main(): the title prefix, the resolution and whether the PNGs are palette-quantized.
+OPTIONS = dict(title="", dpi=130, palette=False)
+
+
+def titled(text):
+    return f"{OPTIONS['title']}: {text}" if OPTIONS["title"] else text
+
+
 def save(fig, out_dir, name):
     path = os.path.join(out_dir, name)
-    fig.savefig(path, dpi=130, bbox_inches="tight")
+    for ax in fig.axes:
+        if ax.get_title():
+            ax.set_title(titled(ax.get_title()), fontsize=ax.title.get_fontsize())
+            break
+    else:
+        sup = getattr(fig, "_suptitle", None)
+        if sup is not None:
+            fig.suptitle(titled(sup.get_text()), fontsize=sup.get_fontsize())
+    fig.savefig(path, dpi=OPTIONS["dpi"], bbox_inches="tight")
     plt.close(fig)
+    if OPTIONS["palette"]:
+        from PIL import Image
+        with Image.open(path) as im:
+            q = im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
+        q.save(path, optimize=True)
     print(path)
 
 
@@ -137,9 +163,22 @@ def budget_axis(ax, budgets):
                     fontsize=6, color="tab:green")
 
 
+def universe_size(rows):
+    """The groups' universe size as the curves imply it: B / budget_fraction (the harmonic mean of
+    |C_g| while B < every |C_g|), '2,000' when exact, '≈2,064' when the groups differ."""
+    sizes = sorted(int(r["budget"]) / num(r["budget_fraction"]) for r in rows
+                   if num(r["budget_fraction"]) > 0 and num(r["budget_fraction"]) < 0.5)
+    if not sizes:
+        return "its"
+    n = sizes[0]
+    return f"{round(n):,}" if abs(n - round(n)) < 1e-6 else f"≈{round(n):,}"
+
+
 def plot_sampling_regret(rows, out_dir):
     rows = [r for r in rows if r["study"] == "budget"]
     budgets = {int(r["budget"]) for r in rows}
+    n_groups = rows[0]["groups"] if rows else "?"
+    universe = universe_size(rows)
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
     for log, ax in zip((False, True), axes):
         for policy, style in POLICY_STYLE.items():
@@ -151,14 +190,14 @@ def plot_sampling_regret(rows, out_dir):
             label = policy + (f" (α = {pts[0][2]})" if policy == "biased-diverse" else "")
             ax.plot([p[0] for p in pts], [100 * p[1] for p in pts], label=label, **style)
         budget_axis(ax, budgets)
-        ax.set_xlabel("budget B (of each group's 2,000 candidates)")
+        ax.set_xlabel(f"budget B (of each group's {universe} candidates)")
         ax.grid(alpha=0.3, which="both")
         if log:
             ax.set_yscale("log")
             ax.set_title("log scale (B = pool size has zero regret)", fontsize=9)
         else:
             ax.set_ylabel("mean sampling regret (%)")
-            ax.set_title("Sampling regret vs budget, 32 exhaustive eval groups", fontsize=9)
+            ax.set_title(f"Sampling regret vs budget, {n_groups} exhaustive eval groups", fontsize=9)
             ax.legend(fontsize=8)
     fig.text(0.01, -0.02, "dotted: the paper's B = 1000 / 2000 / 3000 scaled to our pool (B x 2000 / 34,265 tn kernels)",
              fontsize=7, color="tab:green")
@@ -221,7 +260,9 @@ def plot_sampling_tail(rows, out_dir):
     ax.set_yscale("log")
     ax.set_xticks(x, [r["group"] for r in groups], rotation=75, fontsize=7)
     ax.set_ylabel("candidates within ε of the oracle (%)")
-    ax.set_title("The near-optimal tail per eval group (2,000 candidates each)", fontsize=10)
+    sizes = sorted({int(num(r["candidates"])) for r in groups})
+    each = f"{sizes[0]:,}" if len(sizes) == 1 else f"{sizes[0]:,}–{sizes[-1]:,}"
+    ax.set_title(f"The near-optimal tail per eval group ({each} candidates each)", fontsize=10)
     ax.grid(axis="y", alpha=0.3, which="both")
     ax.legend(fontsize=8)
     save(fig, out_dir, "sampling_tail.png")
@@ -281,7 +322,11 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--in-dir", default="docs/analysis", help="directory of the cks analyze CSVs")
     ap.add_argument("--out-dir", default=None, help="where the PNGs go (default: --in-dir)")
+    ap.add_argument("--title", default="", help="prefix of every plot title (e.g. the layout)")
+    ap.add_argument("--dpi", type=int, default=130, help="resolution of the PNGs")
+    ap.add_argument("--palette", action="store_true", help="store the PNGs with a 256-colour palette (smaller)")
     args = ap.parse_args()
+    OPTIONS.update(title=args.title, dpi=args.dpi, palette=args.palette)
     out_dir = args.out_dir or args.in_dir
     os.makedirs(out_dir, exist_ok=True)
     found = False
