@@ -6,7 +6,8 @@ groups where the model's pick was a new group best, and the measured regret of i
 
 PLAN is the round's plan (a .jsonl or .jsonl.xz; only groups of `"priority": 1` are read when the
 plan is a lease's merged plan with tiers, else every group), RUN the uuid prefixes of the runs
-that measured it. A group's earlier best is its best row from every other run; throughputs of
+that measured it. A group's earlier best is its best row from the runs that started before the
+round's first run (rows of later runs, e.g. a later lease's fill, are not read); throughputs of
 different runs are put on the reference run's scale by the group's cuBLAS rows (the per-run
 normalization of load_dataset, docs/models.md). Regret of a pick: 1 - T_pick / T_best, T_best
 the best of the earlier rows and the round's.
@@ -40,11 +41,16 @@ def read_plan(path):
 
 def round_stats(db, plan_path, runs):
     plan = read_plan(plan_path)
+    started = dict(db.execute("SELECT uuid, started_at FROM runs").fetchall())
+    in_round = lambda r: any(r.startswith(p) for p in runs)
+    round_start = min((t for u, t in started.items() if in_round(u)), default=None)
+    if round_start is None:
+        sys.exit(f"active_round.py: no run {','.join(runs)} in the registry")
     out = []
     for key, cands in plan.items():
         rows = db.execute("SELECT run_uuid, kernel_id, knobs, tflops FROM measurements "
                           "WHERE group_key = ? AND +status = 'ok' AND tflops > 0", (key,)).fetchall()
-        in_round = lambda r: any(r.startswith(p) for p in runs)
+        rows = [r for r in rows if in_round(r[0]) or started.get(r[0], "") < round_start]
         cublas = collections.defaultdict(list)
         count = collections.Counter()
         for run, kernel, knobs, t in rows:
