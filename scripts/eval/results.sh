@@ -42,5 +42,10 @@ if [ -n "${PREV_MODEL:-}" ]; then
   sbs sidebyside_family_prev "$PREV_MODEL" family "held-out families, previous model" deployed
 fi
 [ -n "${NO_DOC:-}" ] && exit 0
+# The per-group tables and plots docs/results.md points to.
+for f in "$OUT"/sidebyside*_groups.csv "$OUT"/sidebyside_regret_cdf.png "$OUT"/sidebyside_vs_cublas.png \
+         "$OUT"/sidebyside_family_regret_cdf.png "$OUT"/sidebyside_family_vs_cublas.png; do
+  [ -f "$f" ] && cp "$f" docs/analysis/
+done
 python3 scripts/eval/results_md.py "$OUT" > docs/results.md
 echo "[results] wrote docs/results.md" >&2

@@ -6,6 +6,13 @@ import subprocess
 import sys
 
 out = sys.argv[1]
+# What the latest side-by-side rounds were and which model was shipped before: the facts the text
+# below states (change them with the rounds; results.sh reads each group's latest round).
+EVAL_ROUND = "round 3, lease 12"
+FAMILY_ROUND = "round 2, lease 12"
+PREV_ABOUT = "r1, shipped from lease 11 to lease 12, trained on the data up to lease 10"
+SHIPPED_GROUPS, SHIPPED_DATA = "2,163", "lease 11"
+PREV_REF = "git show 3b0212a:models/default.json"
 KNOBS = ("at default runtime knobs, plus every knob variant of each group's 8 fastest kernels "
          "(measured in lease 8, `data/README.md`)")
 SHAPES = "16 LLM shapes and 16 held-out anchor-grid shapes (none a training shape), each over all 2,000 "
@@ -43,8 +50,8 @@ print("proxy too); the `real pick` rows score exactly what `cks select` returns 
 print("was measured (coverage in the note).\n")
 print("The shipped model (`models/default.json`) is the winner of the hyper-parameter search of")
 print("`docs/hpo.md` (lowest cross-validated regret on the training groups, XGBoost")
-print("reg:squarederror), trained by `scripts/models/train_default.sh` on the 2,109 TN + NT + NN + TT")
-print("training groups with ok rows up to lease 10, at most 600 candidates per group (the 300 fastest and a")
+print(f"reg:squarederror), trained by `scripts/models/train_default.sh` on the {SHIPPED_GROUPS} TN + NT + NN + TT")
+print(f"training groups with ok rows up to {SHIPPED_DATA}, at most 600 candidates per group (the 300 fastest and a")
 print("seeded rest, the cap with the lowest cross-validated regret) with the per-run cuBLAS normalization")
 print("(`docs/models.md`). Every other")
 print("tuned arm (XGBoost rank:ndcg / rank:pairwise, MLP MSE / RankNet / LambdaRank, ridge, the")
@@ -81,7 +88,7 @@ if os.path.exists(SBS):
     print("What `cks select` really returns, measured like with like: `cks plan sidebyside` re-measured, per")
     print("evaluation group, the deployed selector's first 4 picks, the first pick of the exhaustive ranking and")
     print("of the static score, the group's 3 fastest measured kernels and the previous model's first pick, in 4")
-    print("repetitions measured back to back (round 2, lease 11, one H200; `data/README.md`). Each candidate's")
+    print(f"repetitions measured back to back ({EVAL_ROUND}, one H200; `data/README.md`). Each candidate's")
     print("throughput is the median of its repetitions whose SM clock is within 30 MHz of the group's median (other")
     print("rows flagged and left out); regret is against the best compared candidate. `noise floor` is the regret of")
     print("that best candidate measured against itself across repetitions: what single measurements cost a perfect")
@@ -91,9 +98,8 @@ if os.path.exists(SBS):
     sbs_table(sbs)
     prev = load("sidebyside_prev")
     if prev:
-        print("The model shipped before (lease 10's default, trained without the per-run normalization and before")
-        print("lease 10's active-learning round), scored on the same round: only its first pick was measured, so its")
-        print("top-4 column is not comparable.\n")
+        print(f"The model shipped before ({PREV_ABOUT}), scored on the same round: only its first pick was")
+        print("measured, so its top-4 column is not comparable.\n")
         sbs_table(prev, ["deployed"], " (previous model)")
     fam = load("sidebyside_family")
     if fam:
@@ -102,9 +108,9 @@ if os.path.exists(SBS):
         print("Mistral-Nemo-12B, GPT-OSS-120B and Qwen3-235B-A22B; 32 TN (forward), 9 NT (data gradient) and 7 NN")
         print("(weight gradient) groups with M, or K for NN, from 24 to 12,008 tokens, mostly not multiples of 32).")
         print("Lease 11 measured each group's real picks and every kernel compiled for the lease at default knobs (its")
-        print("pool sweep, ~280 kernels per layout), then, on the machine, a side-by-side round of 4 repetitions of the")
-        print("deployed top 4, the other methods' first picks, the 3 fastest kernels and the previous model's first")
-        print("pick (`scripts/device/lease.sh sbs`). Per group in `docs/analysis/sidebyside_family_groups.csv`.\n")
+        print("pool sweep, ~280 kernels per layout); each side-by-side round measures 4 repetitions of the deployed")
+        print("top 4, the other methods' first picks, the 3 fastest kernels and the previous model's first pick")
+        print(f"({FAMILY_ROUND}). Per group in `docs/analysis/sidebyside_family_groups.csv`.\n")
         sbs_table(fam)
         famprev = load("sidebyside_family_prev")
         if famprev:
@@ -208,4 +214,4 @@ for name, base, model in [("sidebyside", "eval", "models/default.json"), ("sideb
 print("```")
 print()
 print("All of it: `REG=<registry merged from data/shards> PREV_MODEL=<the previous models/default.json> "
-      "scripts/eval/results.sh` (the previous model: `git show 6ce4917:models/default.json`).")
+      f"scripts/eval/results.sh` (the previous model: `{PREV_REF}`).")
