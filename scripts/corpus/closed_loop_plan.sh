@@ -43,12 +43,7 @@ FAMILY=${FAMILY:-1} FAMILY_TN=${FAMILY_TN:-32} FAMILY_NTNN=${FAMILY_NTNN:-16}
 FAM_TOP=${FAM_TOP:-8} FAM_KNOB_TOP=${FAM_KNOB_TOP:-2} FAM_EXH_TOP=${FAM_EXH_TOP:-2}
 ACTIVE_GROUPS=${ACTIVE_GROUPS:-300} ACTIVE_PICKS=${ACTIVE_PICKS:-2} EXPLORE=${EXPLORE:-1} ACTIVE_KERNELS=${ACTIVE_KERNELS:-200}
 SEED=${SEED:-2}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-if [ -n "${REG:-}" ]; then SRC=(--registry "$REG"); else
-  "$CKS" data merge --out "$TMP/corpus.db" data/shards/*.db.gz > /dev/null
-  SRC=(--registry "$TMP/corpus.db")
-fi
+. scripts/corpus/corpus_source.sh
 mkdir -p "$OUT"
 PLANS=()
 "$CKS" plan picks "${SRC[@]}" --model "$MODEL" --set eval --top "$TOP" --exhaustive-top "$EXH_TOP" \

@@ -23,12 +23,7 @@ CKS=${CKS:-build/bin/cks}
 MODEL=${MODEL:-models/default.json}
 PICK_TN=${PICK_TN:-32} PICK_GRAD=${PICK_GRAD:-64} SEED=${SEED:-0}
 PICKS=${PICKS:-4} EXPLORE=${EXPLORE:-2} MAX_KERNELS=${MAX_KERNELS:-150} PRIORITY=${PRIORITY:-1}
-TMP=$(mktemp -d)
-trap 'rm -rf "$TMP"' EXIT
-if [ -n "${REG:-}" ]; then SRC=(--registry "$REG"); else
-  "$CKS" data merge --out "$TMP/corpus.db" data/shards/*.db.gz > /dev/null
-  SRC=(--registry "$TMP/corpus.db")
-fi
+. scripts/corpus/corpus_source.sh
 mkdir -p "$OUT"
 "$CKS" shapes --set paper --format csv > "$TMP/paper.csv"
 MAKE=(--set llm-train --exclude-set llm --exclude-shapes "$TMP/paper.csv" --seed "$SEED" --policy top --budget 1
