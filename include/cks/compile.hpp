@@ -66,6 +66,11 @@ class CompilePool {
   CompilePool& operator=(const CompilePool&) = delete;
 
   void submit(std::vector<KernelDesc> batch);
+  // Serves each kernel of `kernels` that a cached library holds (found by its own key, whatever
+  // translation unit built it) as a finished, cached result, so a caller can cut only the rest
+  // into translation units: cut first, a plan half served by a carried cache left TUs of one or
+  // two kernels, each paying nvcc's fixed front-end cost (lease 13). Which kernels were served.
+  std::vector<bool> take_cached(const std::vector<KernelDesc>& kernels);
   // Next finished library; waits up to `timeout`. nullopt on timeout or when nothing pending.
   std::optional<LibraryResult> next(std::chrono::milliseconds timeout);
   size_t pending() const;  // batches submitted and not yet returned by next()

@@ -266,15 +266,23 @@ struct CompilePool::Impl {
   // The kernels of `kernels` found in the index, grouped by library, as cached results; the rest
   // is left in `kernels`.
   void take_indexed(std::vector<KernelDesc>& kernels) {
-    if (by_kernel_key.empty()) return;
-    std::map<std::string, LibraryResult> by_lib;
+    const std::vector<bool> served = serve_indexed(kernels);
     std::vector<KernelDesc> rest;
-    for (auto& k : kernels) {
-      const auto it = by_kernel_key.find(library_hash({k}, o));
-      if (it == by_kernel_key.end() || !fs::exists(it->second.lib_path)) {
-        rest.push_back(std::move(k));
-        continue;
-      }
+    for (size_t i = 0; i < kernels.size(); ++i)
+      if (!served[i]) rest.push_back(std::move(kernels[i]));
+    kernels = std::move(rest);
+  }
+
+  // Queues a cached result for each library holding some of `kernels` (by kernel key); which
+  // kernels were served.
+  std::vector<bool> serve_indexed(const std::vector<KernelDesc>& kernels) {
+    std::vector<bool> served(kernels.size(), false);
+    if (by_kernel_key.empty()) return served;
+    std::map<std::string, LibraryResult> by_lib;
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      const auto it = by_kernel_key.find(library_hash({kernels[i]}, o));
+      if (it == by_kernel_key.end() || !fs::exists(it->second.lib_path)) continue;
+      served[i] = true;
       LibraryResult& r = by_lib[it->second.lib_path];
       if (r.kernels.empty()) {
         r.lib_path = it->second.lib_path;
@@ -283,11 +291,11 @@ struct CompilePool::Impl {
       }
       r.kernels.push_back(it->second);
     }
-    kernels = std::move(rest);
-    if (by_lib.empty()) return;
+    if (by_lib.empty()) return served;
     std::lock_guard lk(mu);
     for (auto& [lib, r] : by_lib) finished.push_back(std::move(r));
     done_cv.notify_all();
+    return served;
   }
 
   double task_mem_gb(const Task& t) const { return o.mem_per_job_gb * static_cast<double>(t.members.size()); }
@@ -549,6 +557,9 @@ struct CompilePool::Impl {
 CompilePool::CompilePool(CompileOptions o) : impl_(new Impl(std::move(o))) {}
 CompilePool::~CompilePool() { delete impl_; }
 void CompilePool::submit(std::vector<KernelDesc> batch) { impl_->submit(std::move(batch)); }
+std::vector<bool> CompilePool::take_cached(const std::vector<KernelDesc>& kernels) {
+  return impl_->serve_indexed(kernels);
+}
 std::optional<LibraryResult> CompilePool::next(std::chrono::milliseconds timeout) { return impl_->next(timeout); }
 size_t CompilePool::pending() const { return impl_->pending(); }
 int CompilePool::jobs() const { return impl_->jobs; }

@@ -25,6 +25,19 @@ class NvccSource final : public CompileSource {
     }
     pool_.submit(std::move(descs));
   }
+  std::vector<bool> take_cached(const std::vector<KernelToBuild>& kernels) override {
+    std::vector<KernelDesc> descs;
+    std::vector<size_t> at;
+    for (size_t i = 0; i < kernels.size(); ++i)
+      if (kernels[i].desc) {
+        descs.push_back(*kernels[i].desc);
+        at.push_back(i);
+      }
+    std::vector<bool> served(kernels.size(), false);
+    const std::vector<bool> got = pool_.take_cached(descs);
+    for (size_t j = 0; j < got.size(); ++j) served[at[j]] = got[j];
+    return served;
+  }
   std::optional<LibraryResult> poll() override { return pool_.next(std::chrono::milliseconds(0)); }
   size_t pending() const override { return pool_.pending(); }
   std::string flags() const override {

@@ -22,6 +22,12 @@ class CompileSource {
  public:
   virtual ~CompileSource() = default;
   virtual void submit(std::vector<KernelToBuild> batch) = 0;
+  // Serves the kernels a cache already holds (they come back through poll() like a batch);
+  // which of `kernels` were served. Called before make_batches, so only the rest is cut into
+  // translation units. The fake compiler has no cache.
+  virtual std::vector<bool> take_cached(const std::vector<KernelToBuild>& kernels) {
+    return std::vector<bool>(kernels.size(), false);
+  }
   // A finished library, if one is ready now (never blocks).
   virtual std::optional<LibraryResult> poll() = 0;
   virtual size_t pending() const = 0;  // batches submitted and not yet returned by poll()

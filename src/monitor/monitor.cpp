@@ -437,7 +437,17 @@ void Collector::start_compiles() {
     co.cuda_version = nvcc_version(o_.nvcc);
     compile_ = monitor::make_nvcc_source(co);
   }
-  for (auto& batch : monitor::make_batches(to_build, rank, static_cast<size_t>(o_.kernels_per_tu)))
+  // Kernels a cached library holds (a carried cache groups them into other TUs) are served
+  // first, so only the rest is cut into full translation units.
+  const std::vector<bool> served = compile_->take_cached(to_build);
+  std::vector<KernelToBuild> rest;
+  std::vector<size_t> rest_rank;
+  for (size_t i = 0; i < to_build.size(); ++i)
+    if (!served[i]) {
+      rest.push_back(std::move(to_build[i]));
+      rest_rank.push_back(rank[i]);
+    }
+  for (auto& batch : monitor::make_batches(rest, rest_rank, static_cast<size_t>(o_.kernels_per_tu)))
     compile_->submit(std::move(batch));
 }
 

@@ -98,6 +98,35 @@ TEST(CompilePool, ServesEachCachedKernelWhateverTuItWasBuiltIn) {
   EXPECT_EQ(fake.n_calls(), 3);
 }
 
+// A caller serves the cached kernels first and cuts only the rest into translation units (the
+// collector does, so a plan half served by a carried cache still compiles full TUs).
+TEST(CompilePool, TakeCachedServesCachedKernelsBeforeTheRestIsCut) {
+  FakeNvcc fake;
+  {
+    CompilePool pool(fake.options());
+    pool.submit({kernel(64), kernel(128)});
+    pool.submit({kernel(192), kernel(256)});
+    ASSERT_EQ(drain(pool, kLimit).size(), 2u);
+  }
+  ASSERT_EQ(fake.n_calls(), 2);
+  CompileOptions o = fake.options();
+  o.kernels_per_tu = 2;
+  CompilePool pool(o);
+  const std::vector<KernelDesc> wanted{kernel(64), kernel(96), kernel(256), kernel(160)};
+  const std::vector<bool> served = pool.take_cached(wanted);
+  EXPECT_EQ(served, (std::vector<bool>{true, false, true, false}));
+  EXPECT_EQ(pool.pending(), 2u);  // one cached result per library holding a served kernel
+  pool.submit({kernel(96), kernel(160)});  // the rest: one full TU, not two TUs of one kernel
+  const auto libs = drain(pool, kLimit);
+  EXPECT_EQ(fake.n_calls(), 3);
+  ASSERT_EQ(libs.size(), 3u);
+  for (const auto& k : wanted) {
+    const auto found = find_kernel(libs, k.id());
+    ASSERT_TRUE(found) << k.canonical();
+    EXPECT_EQ(found->second.cached, k.tn != 96 && k.tn != 160) << k.canonical();
+  }
+}
+
 TEST(CompilePool, BisectsAFailingTuDownToTheBrokenKernel) {
   const std::vector<KernelDesc> batch{kernel(64), kernel(128), kernel(192), kernel(256)};
   const std::string broken = batch[2].canonical();
