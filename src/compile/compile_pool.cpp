@@ -185,6 +185,7 @@ struct CompilePool::Impl {
     std::vector<KernelCompileInfo> infos;  // per member (empty when the task was split)
     std::map<std::string, std::vector<std::string>> warnings;
     double seconds = 0;
+    double max_rss_mb = 0;                 // peak resident set of nvcc's largest process
     bool split = false;
     bool memoizable = true;
   };
@@ -434,6 +435,7 @@ struct CompilePool::Impl {
     Outcome out;
     out.hash = hash;
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    out.max_rss_mb = static_cast<double>(st.max_rss_kb) / 1024.0;
     std::string text;
     {
       std::ifstream f(log);
@@ -462,7 +464,7 @@ struct CompilePool::Impl {
         }
         out.infos.push_back(std::move(info));
       }
-      compile::store_sidecar(o.cache_dir, hash, out.infos, out.warnings, meta(out.seconds));
+      compile::store_sidecar(o.cache_dir, hash, out.infos, out.warnings, meta(out));
       return out;
     }
     fs::remove(tmp_lib, ec);
@@ -479,7 +481,7 @@ struct CompilePool::Impl {
     info.compile_seconds = out.seconds;
     info.error = st.signal != 0 ? "nvcc " + st.describe() : "nvcc " + st.describe() + ":\n" + compile::error_excerpt(text);
     out.infos.push_back(std::move(info));
-    if (out.memoizable) compile::store_sidecar(o.cache_dir, hash, out.infos, {}, meta(out.seconds));
+    if (out.memoizable) compile::store_sidecar(o.cache_dir, hash, out.infos, {}, meta(out));
     return out;
   }
 
@@ -488,9 +490,11 @@ struct CompilePool::Impl {
     return stopping;
   }
 
-  nlohmann::json meta(double seconds) const {
+  // The TU's provenance, wall time and peak memory (the largest process of nvcc's tree: what
+  // --mem-per-kernel-gb budgets, measured).
+  nlohmann::json meta(const Outcome& out) const {
     return {{"flags", nvcc_flags(o)}, {"cuda_version", o.cuda_version}, {"cutlass_version", o.cutlass_version},
-            {"seconds", seconds}};
+            {"seconds", out.seconds}, {"max_rss_mb", out.max_rss_mb}};
   }
 
   // Runs nvcc, registered so the destructor can kill its process group.
@@ -531,7 +535,9 @@ struct CompilePool::Impl {
     if (--b.open_tasks > 0) return;
     if (b.split && b.memoizable) {
       try {
-        compile::store_sidecar(o.cache_dir, b.hash, b.results, b.warnings, meta(b.seconds));
+        Outcome whole;
+        whole.seconds = b.seconds;
+        compile::store_sidecar(o.cache_dir, b.hash, b.results, b.warnings, meta(whole));
       } catch (const std::exception&) {
         // Only the memo is lost: the halves are cached on their own.
       }

@@ -6,6 +6,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -135,10 +136,14 @@ pid_t spawn_logged(const std::vector<std::string>& argv, const std::string& log_
 
 ExitStatus wait_child(pid_t pid) {
   int st = 0;
-  while (waitpid(pid, &st, 0) < 0) {
+  struct rusage ru {};
+  // wait4's usage covers the child and every descendant it waited for (the guardian waits for
+  // nvcc, nvcc for cicc, ptxas and gcc), so ru_maxrss is the compile's largest process.
+  while (::wait4(pid, &st, 0, &ru) < 0) {
     if (errno != EINTR) return ExitStatus{-1, 0};
   }
   ExitStatus r;
+  r.max_rss_kb = ru.ru_maxrss;
   if (WIFEXITED(st)) r.code = WEXITSTATUS(st);
   if (WIFSIGNALED(st)) r.signal = WTERMSIG(st);
   return r;

@@ -12,6 +12,7 @@ namespace cks::compile {
 struct ExitStatus {
   int code = -1;    // exit code when the process exited normally
   int signal = 0;   // terminating signal, 0 when it exited normally
+  long max_rss_kb = 0;  // peak resident set of the largest process of its tree (getrusage's ru_maxrss)
   bool ok() const { return signal == 0 && code == 0; }
   std::string describe() const;  // "exit code 2" / "killed by signal 9"
 };

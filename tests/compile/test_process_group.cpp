@@ -87,3 +87,18 @@ TEST(CompileProcessGroup, SpawnReportsExitCodesAndSignalsOfTheCommand) {
   compile::kill_group(pid, SIGKILL);
   EXPECT_EQ(compile::wait_child(pid).signal, SIGKILL);
 }
+
+// The peak memory of a compile is measured (issue 20: what --mem-per-kernel-gb budgets): the
+// largest process of the command's tree, a grandchild here (guardian -> sh -> sh).
+TEST(CompileProcessGroup, WaitReportsThePeakResidentSetOfTheCommandsTree) {
+  ScratchDir dir;
+  const std::string log = dir.path() + "/log";
+  const auto rss_kb = [&](const std::string& script) {
+    return compile::wait_child(compile::spawn_logged({"/bin/sh", "-c", script}, log)).max_rss_kb;
+  };
+  const long small = rss_kb("true");
+  const long big = rss_kb("/bin/sh -c 'x=$(head -c 60000000 /dev/zero | tr \"\\000\" a); echo ${#x}'");
+  EXPECT_GT(small, 0);
+  EXPECT_GT(big, 55000) << "a shell holding a 60 MB string";
+  EXPECT_LT(small, 55000);
+}
