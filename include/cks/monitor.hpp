@@ -26,6 +26,7 @@ struct CollectOptions {
   int jobs = 0;              // parallel nvcc processes; 0 => from cores and memory
   int kernels_per_tu = 8;
   double mem_limit_gb = 0;   // compile memory budget; 0 => MemAvailable (too low on machines whose memory grows on use)
+  double mem_per_kernel_gb = 0.75;  // compile memory budgeted per kernel of a TU (CompileOptions::mem_per_job_gb)
   std::string cache_dir = "build/kernel-cache";
   std::string cutlass_dir;   // empty => the CUTLASS the build was configured with
   std::string nvcc = "nvcc";

@@ -25,7 +25,9 @@
 # when collect has ended (re-read through SQLite, so a crash's WAL is not lost), else the last
 # checkpoint. If the machine is lost between commands, the last shipped copy is what remains;
 # the next lease resumes from it after it is merged into data/.
-# CKS_GIT_SHA names the commit (the carried tree has no .git).
+# CKS_GIT_SHA names the commit (the carried tree has no .git). CKS_COLLECT_EXTRA adds options to
+# every collect, e.g. "--mem-per-kernel-gb 0.45" (each library's sidecar records its compile's
+# peak memory, max_rss_mb: budget from that, not from a guess).
 set -uo pipefail
 BIN=${BIN:-.carry/bin}
 OUTDIR=${OUT:-out/lease}

@@ -292,6 +292,9 @@ void register_collect_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--kernels-per-tu", o.kernels_per_tu, "kernels per compiled library")->transform(uint_in(1, 4096))->capture_default_str();
   cmd->add_option("--mem-limit-gb", o.mem_limit_gb, "compile memory budget in GB (0: MemAvailable)")->check(non_negative_real())->capture_default_str();
+  cmd->add_option("--mem-per-kernel-gb", o.mem_per_kernel_gb,
+                  "compile memory budgeted per kernel of a TU (the sidecars' max_rss_mb measure it)")
+      ->check(positive_real())->capture_default_str();
   cmd->add_option("--cache-dir", o.cache_dir, "kernel library cache")->capture_default_str();
   cmd->add_option("--cutlass-dir", o.cutlass_dir, "CUTLASS root (default: the configured one)");
   cmd->add_option("--nvcc", o.nvcc, "nvcc executable")->capture_default_str();

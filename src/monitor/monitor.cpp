@@ -270,6 +270,7 @@ void Collector::validate() {
   if (o_.time_budget_s < 0) throw Error("--time-budget must not be negative");
   if (o_.cut_factor != 0 && !(o_.cut_factor >= 1)) throw Error("--cut-factor must be at least 1 (or 0: off)");
   if (o_.kernels_per_tu < 1) throw Error("--kernels-per-tu must be at least 1");
+  if (!(o_.mem_per_kernel_gb > 0)) throw Error("--mem-per-kernel-gb must be positive");
   if (!(o_.checkpoint_every_s > 0)) throw Error("--checkpoint-every must be positive");
   for (int g : o_.gpus)
     if (g < 0) throw Error("--gpus: device indices must be >= 0");
@@ -434,6 +435,7 @@ void Collector::start_compiles() {
     co.jobs = o_.jobs;
     co.kernels_per_tu = o_.kernels_per_tu;
     co.mem_limit_gb = o_.mem_limit_gb;
+    co.mem_per_job_gb = o_.mem_per_kernel_gb;
     co.cuda_version = nvcc_version(o_.nvcc);
     compile_ = monitor::make_nvcc_source(co);
   }

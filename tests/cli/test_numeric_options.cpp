@@ -31,6 +31,7 @@ TEST(CliNumericOptions, RefusesNonFiniteReals) {
   EXPECT_TRUE(one_error_line(run_cli(with(collect, {"--time-budget", "nan"})), "--time-budget"));
   EXPECT_TRUE(one_error_line(run_cli(with(collect, {"--heartbeat-timeout", "-inf"})), "--heartbeat-timeout"));
   EXPECT_TRUE(one_error_line(run_cli(with(collect, {"--cut-factor", "1e999"})), "--cut-factor"));
+  EXPECT_TRUE(one_error_line(run_cli(with(collect, {"--mem-per-kernel-gb", "0"})), "--mem-per-kernel-gb"));
   EXPECT_TRUE(one_error_line(run_cli(with(with({"sample"}, kProblem), {"--alpha", "nan"})), "--alpha"));
   EXPECT_TRUE(one_error_line(run_cli(with(with({"sample"}, kProblem), {"--alpha", "1.5"})), "--alpha"));
   EXPECT_TRUE(one_error_line(run_cli({"train", "--out", "m.json", "--eta", "nan"}), "--eta"));
