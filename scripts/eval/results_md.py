@@ -8,11 +8,11 @@ import sys
 out = sys.argv[1]
 # What the latest side-by-side rounds were and which model was shipped before: the facts the text
 # below states (change them with the rounds; results.sh reads each group's latest round).
-EVAL_ROUND = "round 3, lease 12"
-FAMILY_ROUND = "round 2, lease 12"
-PREV_ABOUT = "r1, shipped from lease 11 to lease 12, trained on the data up to lease 10"
-SHIPPED_GROUPS, SHIPPED_DATA = "2,163", "lease 11"
-PREV_REF = "git show 3b0212a:models/default.json"
+EVAL_ROUND = "round 4, lease 13"
+FAMILY_ROUND = "round 3, lease 13"
+PREV_ABOUT = "r2, shipped from lease 12 to lease 13, trained on the data up to lease 11"
+SHIPPED_GROUPS, SHIPPED_DATA = "2,276", "lease 12"
+PREV_REF = "git show cb3fa10:models/default.json"
 KNOBS = ("at default runtime knobs, plus every knob variant of each group's 8 fastest kernels "
          "(measured in lease 8, `data/README.md`)")
 SHAPES = "16 LLM shapes and 16 held-out anchor-grid shapes (none a training shape), each over all 2,000 "

@@ -7,10 +7,10 @@
 # with the lowest 3-fold cross-validated regret after lease 9 (docs/models.md, "Lease 9").
 # The per-run cuBLAS normalization of load_dataset is on (the default, docs/models.md).
 #   scripts/models/train_default.sh [OUT]          (about 4 minutes on 2 cores)
-# The shipped model (r2 in NOTES.md, shipped after lease 12 measured it side by side against r1)
-# was trained on the shards up to lease 11 (data_hash 1832a3dcbd47e050); reproduce it with
-#   EXCLUDE_SHARDS="20261201_065e4747.db.gz" scripts/models/train_default.sh
-# (without EXCLUDE_SHARDS every committed shard is read: the next model, r3 in NOTES.md).
+# The shipped model (r3 in NOTES.md, shipped after lease 13 measured it side by side against r2)
+# was trained on the shards up to lease 12 (2,276 groups); reproduce it with
+#   EXCLUDE_SHARDS="20261202_6515ae48.db.gz 20261202_bf1a40b1.db.gz" scripts/models/train_default.sh
+# (without EXCLUDE_SHARDS every committed shard is read: the next model).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CKS=${CKS:-build/bin/cks}
