@@ -46,6 +46,7 @@ class NvccSource final : public CompileSource {
     return s;
   }
   std::string compiler_version() const override { return options_.cuda_version; }
+  size_t jobs() const override { return static_cast<size_t>(std::max(1, pool_.jobs())); }
 
  private:
   CompileOptions options_;
@@ -117,6 +118,14 @@ std::unique_ptr<CompileSource> make_nvcc_source(const CompileOptions& options) {
 
 std::unique_ptr<CompileSource> make_fake_source(worker::fake::FaultSpec faults, double seconds_per_batch) {
   return std::make_unique<FakeSource>(std::move(faults), seconds_per_batch);
+}
+
+size_t balanced_per_tu(size_t kernels, size_t jobs, size_t max_per_tu) {
+  max_per_tu = std::max<size_t>(max_per_tu, 1);
+  jobs = std::max<size_t>(jobs, 1);
+  if (kernels == 0) return max_per_tu;
+  const size_t waves = (kernels + jobs * max_per_tu - 1) / (jobs * max_per_tu);
+  return std::min(max_per_tu, (kernels + waves * jobs - 1) / (waves * jobs));
 }
 
 std::vector<std::vector<KernelToBuild>> make_batches(const std::vector<KernelToBuild>& kernels,

@@ -34,6 +34,8 @@ class CompileSource {
   // Provenance recorded with each compiled kernel.
   virtual std::string flags() const = 0;
   virtual std::string compiler_version() const = 0;
+  // nvcc processes run at once (1 for the fake compiler's single slot).
+  virtual size_t jobs() const { return 1; }
 };
 
 std::unique_ptr<CompileSource> make_nvcc_source(const CompileOptions& options);
@@ -43,6 +45,13 @@ std::unique_ptr<CompileSource> make_fake_source(worker::fake::FaultSpec faults, 
 // priority tier (rank >> 32), then layout, then CTA tile, then schedules, then cluster and stages (kernels without a
 // descriptor sort by ID), then the batches are ordered by the best (lowest) `rank` of their
 // members so the most promising kernels are compiled first. `rank` parallels `kernels`.
+// Kernels per TU for `kernels` kernels on `jobs` parallel compiles, at most `max_per_tu`: the
+// fewest waves of `jobs` TUs that hold them, the kernels spread evenly over the TUs of those
+// waves. A TU costs a fixed front end plus a share per kernel, so the full TUs of `max_per_tu`
+// are cheapest per kernel, but a last wave of a few TUs leaves most cores idle: lease 14's 262
+// kernels in TUs of 12 ran as 16 + 9 TUs, where 32 TUs of 9 fill both waves.
+size_t balanced_per_tu(size_t kernels, size_t jobs, size_t max_per_tu);
+
 std::vector<std::vector<KernelToBuild>> make_batches(const std::vector<KernelToBuild>& kernels,
                                                      const std::vector<size_t>& rank, size_t per_batch);
 

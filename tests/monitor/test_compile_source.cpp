@@ -21,6 +21,27 @@ KernelToBuild kernel(Layout layout, int tm, int tn, int stages) {
   return {d.id(), d};
 }
 
+TEST(MonitorCompileBatches, BalancedTuSizeFillsEveryWaveOfJobs) {
+  // Lease 14: 262 kernels, 16 jobs, at most 12 per TU: two waves either way, so 32 TUs of 9
+  // instead of 16 + 6 TUs of 12 (the last wave mostly idle).
+  EXPECT_EQ(monitor::balanced_per_tu(262, 16, 12), 9u);
+  EXPECT_EQ(monitor::balanced_per_tu(16 * 12, 16, 12), 12u);  // exactly one full wave
+  EXPECT_EQ(monitor::balanced_per_tu(900, 16, 12), 12u);      // 5 waves of full TUs
+  EXPECT_EQ(monitor::balanced_per_tu(20, 16, 12), 2u);        // one wave: 10 TUs of 2
+  EXPECT_EQ(monitor::balanced_per_tu(3, 16, 12), 1u);
+  EXPECT_EQ(monitor::balanced_per_tu(0, 16, 12), 12u);
+  EXPECT_EQ(monitor::balanced_per_tu(100, 0, 0), 1u);  // degenerate arguments stay valid
+  for (size_t n : {1u, 7u, 191u, 193u, 1000u})
+    for (size_t j : {1u, 4u, 16u})
+      for (size_t m : {1u, 8u, 12u}) {
+        const size_t per = monitor::balanced_per_tu(n, j, m);
+        ASSERT_GE(per, 1u);
+        ASSERT_LE(per, m);
+        const size_t waves = (n + j * m - 1) / (j * m), tus = (n + per - 1) / per;
+        EXPECT_LE(tus, waves * j) << n << " " << j << " " << m;  // never more waves than needed
+      }
+}
+
 TEST(MonitorCompileBatches, ShareLayoutAndTileAndFollowTheRanking) {
   // Interleaved input: two layouts, two tiles, three stage counts each.
   std::vector<KernelToBuild> kernels;
