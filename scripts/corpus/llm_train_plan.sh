@@ -15,7 +15,9 @@
 #                           new group of its layout (their first sweep)
 #
 # Join it with a lease's other plans by `cks plan merge --union` (after them: its tier orders its
-# compiles after theirs). Environment: CKS, MODEL, REG (a merged registry), and the sizes above.
+# compiles after theirs). Environment: CKS, MODEL, REG (a merged registry), and the sizes above;
+# M_MAX=64 draws only shapes with M <= 64 (decode: the slice where the deployed pick is weakest,
+# NOTES.md lease 13).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:-.carry}
@@ -26,7 +28,12 @@ PICKS=${PICKS:-4} EXPLORE=${EXPLORE:-2} MAX_KERNELS=${MAX_KERNELS:-150} PRIORITY
 . scripts/corpus/corpus_source.sh
 mkdir -p "$OUT"
 "$CKS" shapes --set paper --format csv > "$TMP/paper.csv"
-MAKE=(--set llm-train --exclude-set llm --exclude-shapes "$TMP/paper.csv" --seed "$SEED" --policy top --budget 1
+SHAPES=(--set llm-train)
+if [ -n "${M_MAX:-}" ]; then
+  "$CKS" shapes --set llm-train --format csv | awk -F, -v max="$M_MAX" 'NR == 1 || $2 <= max' > "$TMP/llm_train_small.csv"
+  SHAPES=(--shapes "$TMP/llm_train_small.csv")
+fi
+MAKE=("${SHAPES[@]}" --exclude-set llm --exclude-shapes "$TMP/paper.csv" --seed "$SEED" --policy top --budget 1
       --group-set train)
 "$CKS" plan make "${MAKE[@]}" --layouts tn --pick "$PICK_TN" --out "$TMP/tn.jsonl"
 "$CKS" plan make "${MAKE[@]}" --layouts nt,nn --pick "$PICK_GRAD" --out "$TMP/grad.jsonl"
