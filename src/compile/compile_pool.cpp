@@ -464,7 +464,7 @@ struct CompilePool::Impl {
         }
         out.infos.push_back(std::move(info));
       }
-      compile::store_sidecar(o.cache_dir, hash, out.infos, out.warnings, meta(out));
+      compile::store_sidecar(o.cache_dir, hash, out.infos, out.warnings, meta(out.seconds, out.max_rss_mb));
       return out;
     }
     fs::remove(tmp_lib, ec);
@@ -481,7 +481,7 @@ struct CompilePool::Impl {
     info.compile_seconds = out.seconds;
     info.error = st.signal != 0 ? "nvcc " + st.describe() : "nvcc " + st.describe() + ":\n" + compile::error_excerpt(text);
     out.infos.push_back(std::move(info));
-    if (out.memoizable) compile::store_sidecar(o.cache_dir, hash, out.infos, {}, meta(out));
+    if (out.memoizable) compile::store_sidecar(o.cache_dir, hash, out.infos, {}, meta(out.seconds, out.max_rss_mb));
     return out;
   }
 
@@ -492,9 +492,9 @@ struct CompilePool::Impl {
 
   // The TU's provenance, wall time and peak memory (the largest process of nvcc's tree: what
   // --mem-per-kernel-gb budgets, measured).
-  nlohmann::json meta(const Outcome& out) const {
+  nlohmann::json meta(double seconds, double max_rss_mb) const {
     return {{"flags", nvcc_flags(o)}, {"cuda_version", o.cuda_version}, {"cutlass_version", o.cutlass_version},
-            {"seconds", out.seconds}, {"max_rss_mb", out.max_rss_mb}};
+            {"seconds", seconds}, {"max_rss_mb", max_rss_mb}};
   }
 
   // Runs nvcc, registered so the destructor can kill its process group.
@@ -535,9 +535,7 @@ struct CompilePool::Impl {
     if (--b.open_tasks > 0) return;
     if (b.split && b.memoizable) {
       try {
-        Outcome whole;
-        whole.seconds = b.seconds;
-        compile::store_sidecar(o.cache_dir, b.hash, b.results, b.warnings, meta(whole));
+        compile::store_sidecar(o.cache_dir, b.hash, b.results, b.warnings, meta(b.seconds, 0));
       } catch (const std::exception&) {
         // Only the memo is lost: the halves are cached on their own.
       }
