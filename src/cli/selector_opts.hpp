@@ -73,6 +73,7 @@ inline void finish_selector_options(SelectorOptions& o, bool exhaustive) {
 
 // The selection methods of `cks plan picks|sidebyside` and `cks analyze sidebyside`, by name
 // (comma-separated, the deployed one first): deployed (cks select's defaults with the model),
+// prefilterN (cks select --prefilter N: another prefilter size, measured beside the default),
 // exhaustive (the model over the whole catalogue), static (the static score). `tops`: the depth
 // each of the three is ranked to.
 struct SelectionMethods {
@@ -91,6 +92,13 @@ struct SelectionMethods {
       if (m == "deployed") {
         selectors.push_back(std::make_unique<Selector>(model, so));
         methods.push_back({m, selectors.back().get(), tops[0]});
+      } else if (m.rfind("prefilter", 0) == 0 && m.size() > 9 &&
+                 m.find_first_not_of("0123456789", 9) == std::string::npos && m.size() <= 16 && std::stoul(m.substr(9)) > 0) {
+        // prefilterN: cks select's ranking with --prefilter N (the deployed defaults otherwise),
+        // ranked as deep as the deployed method.
+        so.prefilter = std::stoul(m.substr(9));
+        selectors.push_back(std::make_unique<Selector>(model, so));
+        methods.push_back({m, selectors.back().get(), tops[0]});
       } else if (m == "exhaustive") {
         so.prefilter = 0;
         selectors.push_back(std::make_unique<Selector>(model, so));
@@ -99,7 +107,7 @@ struct SelectionMethods {
         selectors.push_back(std::make_unique<Selector>(Selector::static_score(hw_preset(model->info().hw_preset), so)));
         methods.push_back({m, selectors.back().get(), tops[2]});
       } else {
-        throw Error("--methods: unknown method '" + m + "' (expected deployed, exhaustive or static)");
+        throw Error("--methods: unknown method '" + m + "' (expected deployed, prefilterN with N >= 1, exhaustive or static)");
       }
     }
   }

@@ -13,6 +13,7 @@
 #include "cks/sampling.hpp"
 #include "cks/selector.hpp"
 #include "models/synthetic.hpp"
+#include "cli/selector_opts.hpp"
 #include "selector/static_index.hpp"
 
 using namespace cks;
@@ -329,4 +330,32 @@ TEST(SelectorCApi, SelectsThroughTheAbi) {
   ASSERT_EQ(cks_selector_select(st, 128, 128, 128, "tt", 1, out, &n), 0);
   EXPECT_EQ(n, 1u);
   cks_selector_free(st);
+}
+
+// `--methods ...,prefilterN,...` (cks plan picks|sidebyside, cks analyze sidebyside): the
+// deployed ranking with another prefilter size, ranked as deep as the deployed method.
+TEST(SelectorMethods, PrefilterNIsTheDeployedRankingWithAnotherPrefilterSize) {
+  const cli::SelectionMethods m(model_path(), "deployed,prefilter4096,exhaustive,static", {4, 8, 2});
+  ASSERT_EQ(m.methods.size(), 4u);
+  EXPECT_EQ(m.methods[1].name, "prefilter4096");
+  EXPECT_EQ(m.methods[1].top, 4u) << "as deep as deployed";
+  EXPECT_EQ(m.methods[1].selector->options().prefilter, 4096u);
+  EXPECT_EQ(m.methods[0].selector->options().prefilter, SelectorOptions{}.prefilter);
+  EXPECT_EQ(m.methods[2].selector->options().prefilter, 0u);
+  const Problem p{96, 4096, 4096, Layout::tn};
+  const Ranking wide = m.methods[1].selector->select(p, 4);
+  SelectorOptions o;
+  o.prefilter = 4096;
+  const Ranking same = Selector(model_path(), o).select(p, 4);
+  ASSERT_EQ(wide.size(), same.size());
+  for (size_t i = 0; i < wide.size(); ++i) EXPECT_TRUE(same_candidate(wide[i], same[i])) << i;
+  for (const char* bad : {"deployed,prefilter0", "deployed,prefilter", "deployed,prefilterx", "prefilter12x",
+                          "deployed,prefilter123456789"}) {
+    try {
+      const cli::SelectionMethods b(model_path(), bad, {4, 8, 2});
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("unknown method"), std::string::npos) << e.what();
+    }
+  }
 }
