@@ -24,6 +24,7 @@ enum class FaultKind : uint8_t {
   incorrect,         // status incorrect when the result is checked
   cannot_implement,  // status cannot_implement
   compile_error,     // the monitor's fake compiler fails this kernel
+  oom,               // SIGKILL itself inside measure(), as the OOM killer would: an outside kill
 };
 
 struct Fault {
@@ -36,7 +37,7 @@ struct Fault {
 // Grammar (items separated by ';', blanks ignored; "/<knobs>" limits a fault to one knob
 // setting of the kernel, e.g. crash@k0123456789abcdef/r=m,s=2,d=h,k=1):
 //   <kind>@<kernel_id>[/<knobs>]          kind: crash hang freeze launch_error incorrect
-//                                               cannot_implement compile_error (never per knobs)
+//                                               cannot_implement compile_error (never per knobs) oom
 //   crash_once@<kernel_id>[/<knobs>]:<marker_path>
 //   crash:p=<probability>                 every measurement crashes with this probability
 //   slow=<microseconds>                   every measurement takes at least this long

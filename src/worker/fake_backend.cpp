@@ -108,6 +108,7 @@ class FakeBackend final : public Backend {
           r.error = "fake can_implement() rejected the problem";
           return r;
         case fake::FaultKind::compile_error: break;  // the monitor's concern, never here
+        case fake::FaultKind::oom: std::raise(SIGKILL); break;
       }
     }
     r.timing = timing;

@@ -13,7 +13,7 @@ namespace {
 
 constexpr std::string_view kKindNames[] = {"crash",        "crash_once", "hang",
                                            "freeze",       "launch_error", "incorrect",
-                                           "cannot_implement", "compile_error"};
+                                           "cannot_implement", "compile_error", "oom"};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
