@@ -219,6 +219,8 @@ size_t Plan::candidates() const {
 }
 
 Plan read_plan(const std::string& path) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw Error("cannot open plan '" + path + "'");
   check_input_file(path, "plan");  // a regular file of at most 1 GiB (not /dev/zero, not a FIFO)
   std::ifstream in(path);
   if (!in) throw Error("cannot open plan '" + path + "'");
