@@ -212,6 +212,30 @@ std::string canonical_feature_set(std::string_view set);
 // kept[c] for every schema column c.
 std::vector<bool> feature_mask(std::string_view set);
 
+// ---------------------------------------------------------------- evidence
+// The measured leaders of the training groups: per group its problem and its fastest measured
+// candidates (kernel ID, canonical knobs), best first. A model file carries them ("evidence",
+// written by train_model); the selector adds the leaders of the problem's nearest training
+// groups to the candidates its prefilter keeps (SelectorOptions::evidence_groups), so that what
+// was measured fast on similar shapes is always scored by the model (docs/models.md,
+// "Deployment").
+struct EvidenceGroup {
+  Problem problem;
+  std::vector<std::pair<std::string, std::string>> leaders;  // (kernel ID, knobs), fastest first
+};
+struct Evidence {
+  size_t top = 0;  // leaders kept per group
+  std::vector<EvidenceGroup> groups;
+  bool empty() const { return groups.empty(); }
+  // {"top": T, "groups": [["tn", m, n, k, [[id, knobs], ...]], ...]}; empty: null.
+  nlohmann::json to_json() const;
+  // Throws Error on a malformed object.
+  static Evidence from_json(const nlohmann::json& j);
+};
+inline constexpr size_t kEvidenceTop = 16;
+// The `top` fastest candidates (throughput as load_dataset scaled it) of every group of `data`.
+Evidence build_evidence(const Dataset& data, size_t top = kEvidenceTop);
+
 // What a model file records besides its parameters.
 struct ModelInfo {
   ModelKind kind = ModelKind::xgboost;
@@ -221,6 +245,7 @@ struct ModelInfo {
   std::string hw_preset;
   TrainOptions options;
   nlohmann::json provenance;  // data source, groups, rows, data hash, tool version
+  Evidence evidence;          // the training groups' leaders (empty in models trained before it)
 };
 
 // A trained scorer f(phi): higher is better, compared within one problem only.
@@ -249,7 +274,7 @@ class Model {
   }
 
   // Model file (JSON, see docs/models.md): {"format", "kind", "objective", "schema", "hw_preset",
-  // "options", "provenance", "parameters"}. Written deterministically (same model, same bytes).
+  // "options", "provenance", "parameters"} and, when it has any, "evidence". Written deterministically (same model, same bytes).
   std::string serialize() const;
   void save(const std::string& path) const;
   // Throws Error on a missing/unreadable file, another format, or a schema hash mismatch.

@@ -78,6 +78,12 @@ struct SelectorOptions {
   double prior_weight = 0.3;      // weight of the model prior in the prefilter key (0: static only)
   size_t prior_terms = 100;       // additive models: terms (trees) scoring the prior
   PriorMode prior_mode = PriorMode::mean;
+  // Evidence (two-stage ranking): the first `evidence_top` measured leaders of the
+  // `evidence_groups` training groups nearest to the problem (the model file's "evidence",
+  // cks/models.hpp) join the prefilter's candidates. 0 groups: off; a model without evidence
+  // adds nothing.
+  size_t evidence_groups = 0;
+  size_t evidence_top = 4;
   // The prior's reference problems (M, N, K), in the layout being ranked: large and small M, N
   // and K, where the model's preferences among schedules, stage counts and knobs differ.
   std::vector<std::array<long, 3>> prior_problems{{4096, 4096, 4096}, {256, 4096, 4096}, {4096, 4096, 64},

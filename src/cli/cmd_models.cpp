@@ -206,11 +206,32 @@ void register_train(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--keep-top", *keep_top, "candidates of highest throughput always kept by --max-candidates")->transform(count())
       ->capture_default_str();
+  auto evidence_only = std::make_shared<std::string>();
+  cmd->add_option("--evidence-only", *evidence_only,
+                  "train nothing: write this model file to --out with the evidence (the fastest candidates of "
+                  "every training group, as cks train records them) of the source's training groups; for a model "
+                  "trained before models carried evidence");
   auto train_layouts = add_train_layouts(cmd);
   auto data_opts = add_dataset_options(cmd);
   add_format(cmd, *fmt);
   cmd->callback([=] {
     const Format f = parse_format(*fmt);
+    if (!evidence_only->empty()) {
+      auto model = Model::load(*evidence_only);
+      std::string origin;
+      const Dataset all = read_dataset(*src, origin, *data_opts);
+      const Dataset train = all.subset(all.train_groups(parse_layouts(*train_layouts)));
+      if (train.groups.empty()) throw Error("no training groups in " + origin);
+      const auto trained = model->info().provenance.value("groups", size_t{0});
+      if (trained != train.groups.size())
+        std::cerr << "cks: warning: the model was trained on " << trained << " groups, the evidence comes from "
+                  << train.groups.size() << " training groups of " << origin << "\n";
+      model->info().evidence = build_evidence(train);
+      model->save(*out);
+      std::cerr << "cks: evidence of " << train.groups.size() << " training groups (" << kEvidenceTop
+                << " leaders each) written with the model to " << *out << "\n";
+      return;
+    }
     opts->kind = parse_model_kind(*kind);
     opts->objective = resolve_objective(opts->kind, opts->objective);
     const auto layouts = parse_layouts(*train_layouts);
@@ -300,6 +321,12 @@ void register_eval(CLI::App& app) {
                   "catalogue top-1/top-8 with the exhaustive ranking; with --groups cv each fold's model is "
                   "deployed on its held-out groups")->transform(count())
       ->delimiter(',');
+  auto evidence_arms = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--evidence-arms", *evidence_arms,
+                  "with --prefilter: also per P a row for each evidence setting G:T (the first T leaders of the G "
+                  "nearest training groups join the prefilter's candidates; in CV the fold's training groups), "
+                  "comma-separated")
+      ->delimiter(',');
   auto no_real = std::make_shared<bool>(false);
   cmd->add_flag("--no-real-picks", *no_real,
                 "evaluation: leave out the rows of the real picks (what cks select returns over the whole catalogue, "
@@ -328,6 +355,32 @@ void register_eval(CLI::App& app) {
     if (*cv_groups && *groups != "cv") throw Error("--cv-max-groups needs --groups cv");
     for (size_t pf : *prefilters)
       if (pf == 0) throw Error("--prefilter values must be >= 1 (the exhaustive ranking is the model's own row)");
+    // The prefilter rows: per P, the selector options' own evidence setting, then each arm.
+    std::vector<std::pair<size_t, size_t>> arms{{sel_opts->evidence_groups, sel_opts->evidence_top}};
+    for (const std::string& a : *evidence_arms) {
+      const size_t colon = a.find(':');
+      auto count_of = [&](const std::string& text) {
+        if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos)
+          throw Error("--evidence-arms: '" + a + "' is not G:T with counts G and T");
+        return static_cast<size_t>(std::stoul(text));
+      };
+      if (colon == std::string::npos) throw Error("--evidence-arms: '" + a + "' is not G:T with counts G and T");
+      const size_t g = count_of(a.substr(0, colon)), t = count_of(a.substr(colon + 1));
+      if (g == 0 || t == 0) throw Error("--evidence-arms: '" + a + "' needs G and T >= 1");
+      arms.emplace_back(g, t);
+    }
+    if (!evidence_arms->empty() && prefilters->empty()) throw Error("--evidence-arms needs --prefilter");
+    struct PrefilterRow {
+      size_t prefilter, groups, top;
+      std::string name(const std::string& model) const {
+        std::string n = model + " prefilter=" + std::to_string(prefilter);
+        if (groups && top) n += " evidence=" + std::to_string(groups) + ":" + std::to_string(top);
+        return n;
+      }
+    };
+    std::vector<PrefilterRow> prefilter_rows;
+    for (size_t pf : *prefilters)
+      for (const auto& [g, t] : arms) prefilter_rows.push_back({pf, g, t});
     finish_selector_options(*sel_opts, false);
     ModelSpec spec = parse_model_spec(*model_arg, *opts);
     const std::vector<Layout> train_only = parse_layouts(*train_layouts);
@@ -399,13 +452,14 @@ void register_eval(CLI::App& app) {
         ex.prefilter = 0;
         ex.threads = scoring_threads(spec.options.threads);
         const Selector exhaustive(shared, ex);
-        for (size_t pf : *prefilters) {
+        for (const PrefilterRow& row : prefilter_rows) {
           SelectorOptions o = ex;
-          o.prefilter = pf;
+          o.prefilter = row.prefilter;
+          o.evidence_groups = row.groups;
+          o.evidence_top = row.top;
           const Selector selector(shared, o);
           std::cerr << "cks: two-stage selector, " << selector.mode() << "\n";
-          for (auto& m : selector_outcomes(spec.name + " prefilter=" + std::to_string(pf), model, selector, exhaustive,
-                                           evaluated))
+          for (auto& m : selector_outcomes(row.name(spec.name), model, selector, exhaustive, evaluated))
             methods.push_back(std::move(m));
         }
       }
@@ -440,8 +494,8 @@ void register_eval(CLI::App& app) {
       single_m.groups.resize(train.groups.size());
       // The deployed two-stage pick per P, out of fold: each fold's model behind a Selector.
       std::vector<MethodOutcomes> prefilter_m;
-      for (size_t pf : *prefilters) {
-        prefilter_m.push_back({spec.name + " prefilter=" + std::to_string(pf), cv_note, {}});
+      for (const PrefilterRow& row : prefilter_rows) {
+        prefilter_m.push_back({row.name(spec.name), cv_note, {}});
         prefilter_m.back().groups.resize(train.groups.size());
       }
       for (int fi = 0; fi < *folds; ++fi) {
@@ -462,9 +516,11 @@ void register_eval(CLI::App& app) {
           single_m.groups[out[j]] = so.groups[j];
         }
         const std::shared_ptr<const Model> shared(model.get(), [](const Model*) {});
-        for (size_t i = 0; i < prefilters->size(); ++i) {
+        for (size_t i = 0; i < prefilter_rows.size(); ++i) {
           SelectorOptions o = *sel_opts;
-          o.prefilter = (*prefilters)[i];
+          o.prefilter = prefilter_rows[i].prefilter;
+          o.evidence_groups = prefilter_rows[i].groups;
+          o.evidence_top = prefilter_rows[i].top;
           o.threads = scoring_threads(spec.options.threads);
           const Selector selector(shared, o);
           const MethodOutcomes po = kept_outcomes(prefilter_m[i].method, *model, held, [&](const Problem& p) {

@@ -35,6 +35,12 @@ inline void add_selector_options(CLI::App* cmd, SelectorOptions& o, bool* exhaus
       ->capture_default_str();
   cmd->add_option("--prior-terms", o.prior_terms, "XGBoost: trees scoring the prior (computed once per layout)")->transform(count())
       ->capture_default_str();
+  cmd->add_option("--evidence-groups", o.evidence_groups,
+                  "join the prefilter's candidates with the measured leaders of this many nearest training groups "
+                  "(the model file's evidence; 0 = off)")->transform(count())
+      ->capture_default_str();
+  cmd->add_option("--evidence-top", o.evidence_top, "leaders taken from each of those groups")->transform(count())
+      ->capture_default_str();
   cmd->add_option_function<std::string>(
          "--prior-mode",
          [&o](const std::string& v) {

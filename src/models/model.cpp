@@ -140,6 +140,7 @@ std::string Model::serialize() const {
   j["options"] = info_.options.to_json();
   j["provenance"] = info_.provenance;
   j["parameters"] = parameters();
+  if (!info_.evidence.empty()) j["evidence"] = info_.evidence.to_json();
   return j.dump(1) + "\n";
 }
 
@@ -213,6 +214,7 @@ std::unique_ptr<Model> Model::deserialize(std::string_view text, const std::stri
     info.hw_preset = hw_preset;
     info.options = TrainOptions::from_json(options);
     info.provenance = provenance;
+    if (const auto ev = j.find("evidence"); ev != j.end()) info.evidence = Evidence::from_json(*ev);
     return m;
   } catch (const Error& e) {
     if (std::string_view(e.what()).starts_with(origin)) throw;
@@ -265,6 +267,7 @@ std::unique_ptr<Model> train_model(const Dataset& data, const TrainOptions& opti
   info.provenance = {{"groups", data.groups.size()}, {"groups_by_layout", by_layout}, {"rows", data.rows()},
                      {"data_hash", hex64(fnv1a64(digest))}, {"cks_version", CKS_VERSION}};
   for (const auto& [key, value] : reported.items()) info.provenance[key] = value;
+  info.evidence = build_evidence(data);
   return m;
 }
 

@@ -46,7 +46,44 @@ struct ProblemKeyHash {
 struct LayoutState {
   FeatureComputer features;
   selector_detail::StaticIndex index;
+  // The model's evidence groups of this layout (SelectorOptions::evidence_groups): log2 of the
+  // problem's M, N, K and the leaders found in this catalogue (candidate indices, fastest first).
+  struct EvidenceGroup {
+    std::array<double, 3> log2_mnk;
+    std::vector<uint32_t> leaders;
+  };
+  std::vector<EvidenceGroup> evidence;
 };
+
+// The model's evidence groups of a layout, leaders resolved to catalogue candidate indices (a
+// leader the catalogue lacks, e.g. from another catalogue version, is dropped).
+std::vector<LayoutState::EvidenceGroup> resolve_evidence(const Evidence& ev, const Catalogue& cat) {
+  std::vector<LayoutState::EvidenceGroup> out;
+  std::map<std::pair<uint32_t, std::string>, uint32_t> wanted;  // (kernel index, knobs) -> candidate index
+  for (const EvidenceGroup& g : ev.groups) {
+    if (g.problem.layout != cat.layout()) continue;
+    for (const auto& [id, knobs] : g.leaders)
+      if (const auto kernel = cat.find(id)) wanted.emplace(std::pair{*kernel, knobs}, UINT32_MAX);
+  }
+  if (wanted.empty()) return out;
+  std::vector<bool> kernel_wanted(cat.kernels().size(), false);
+  for (const auto& [key, unused] : wanted) kernel_wanted[key.first] = true;
+  const std::vector<Candidate>& cands = cat.candidates();
+  for (uint32_t i = 0; i < cands.size(); ++i)
+    if (kernel_wanted[cands[i].kernel])
+      if (auto it = wanted.find({cands[i].kernel, cands[i].knobs.canonical()}); it != wanted.end()) it->second = i;
+  for (const EvidenceGroup& g : ev.groups) {
+    if (g.problem.layout != cat.layout()) continue;
+    LayoutState::EvidenceGroup r{{std::log2(static_cast<double>(g.problem.m)), std::log2(static_cast<double>(g.problem.n)),
+                                  std::log2(static_cast<double>(g.problem.k))},
+                                 {}};
+    for (const auto& [id, knobs] : g.leaders)
+      if (const auto kernel = cat.find(id))
+        if (const uint32_t c = wanted.at({*kernel, knobs}); c != UINT32_MAX) r.leaders.push_back(c);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
 
 // Reused buffers of one thread's rankings (no allocation per cold select).
 struct Scratch {
@@ -98,8 +135,9 @@ struct Selector::Impl {
     auto& slot = layouts[layout];
     if (!slot) {
       const Catalogue& cat = Catalogue::get(layout);
-      auto st = std::make_shared<LayoutState>(LayoutState{FeatureComputer(cat.kernels(), hw), {cat, hw}});
+      auto st = std::make_shared<LayoutState>(LayoutState{FeatureComputer(cat.kernels(), hw), {cat, hw}, {}});
       if (two_stage() && options.prior_weight != 0) st->index.set_priors(model_priors(cat, st->features), options.prior_weight);
+      if (two_stage() && options.evidence_groups > 0) st->evidence = resolve_evidence(model->info().evidence, cat);
       slot = std::move(st);
     }
     return slot;
@@ -181,13 +219,41 @@ struct Selector::Impl {
     return best;
   }
 
+  // The prefilter's candidates (catalogue indices, ascending): the `depth` (at least
+  // options.prefilter) best by the prefilter key, joined by the first evidence_top leaders of the
+  // evidence_groups training groups nearest to the problem (squared distance of log2 M, N, K;
+  // ties by the model file's order).
+  std::vector<uint32_t> prefilter_candidates(const Problem& p, size_t depth, const LayoutState& state) const {
+    std::vector<uint32_t> kept = state.index.top_prefilter(p, std::max(options.prefilter, depth), prior_view(p));
+    const size_t groups = std::min(options.evidence_groups, state.evidence.size());
+    if (groups == 0 || options.evidence_top == 0) return kept;
+    const std::array<double, 3> q{std::log2(static_cast<double>(p.m)), std::log2(static_cast<double>(p.n)),
+                                  std::log2(static_cast<double>(p.k))};
+    std::vector<std::pair<double, uint32_t>> near(state.evidence.size());
+    for (uint32_t g = 0; g < near.size(); ++g) {
+      double d = 0;
+      for (int i = 0; i < 3; ++i) d += (q[i] - state.evidence[g].log2_mnk[i]) * (q[i] - state.evidence[g].log2_mnk[i]);
+      near[g] = {d, g};
+    }
+    std::partial_sort(near.begin(), near.begin() + static_cast<std::ptrdiff_t>(groups), near.end());
+    const size_t before = kept.size();
+    for (size_t i = 0; i < groups; ++i) {
+      const auto& leaders = state.evidence[near[i].second].leaders;
+      kept.insert(kept.end(), leaders.begin(), leaders.begin() + static_cast<std::ptrdiff_t>(std::min(options.evidence_top, leaders.size())));
+    }
+    std::sort(kept.begin() + static_cast<std::ptrdiff_t>(before), kept.end());
+    std::inplace_merge(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(before), kept.end());
+    kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+    return kept;
+  }
+
   // Two-stage ranking: the finalists (catalogue indices, ascending) and their full-model scores.
   void two_stage_scores(const Problem& p, size_t depth, const LayoutState& state, std::vector<uint32_t>& finalists,
                         std::vector<float>& scores) const {
     const Catalogue& cat = Catalogue::get(p.layout);
     Scratch& s = scratch();
     // Catalogue order (ascending): one kernel's rows together for phi.
-    finalists = state.index.top_prefilter(p, std::max(options.prefilter, depth), prior_view(p));
+    finalists = prefilter_candidates(p, depth, state);
     s.candidates.clear();
     for (uint32_t i : finalists) s.candidates.push_back(cat.candidates()[i]);
     state.features.compute(p, s.candidates, s.x);
@@ -342,7 +408,7 @@ std::vector<uint32_t> Selector::prefiltered(const Problem& p, size_t top_k) cons
     std::iota(out.begin(), out.end(), 0u);
     return out;
   }
-  return impl_->layout_state(p.layout)->index.top_prefilter(p, std::max(impl_->options.prefilter, top_k), impl_->prior_view(p));
+  return impl_->prefilter_candidates(p, top_k, *impl_->layout_state(p.layout));
 }
 
 std::optional<size_t> Selector::training_groups(Layout layout) const {
@@ -363,6 +429,11 @@ std::string Selector::mode() const {
   if (impl_->options.prior_weight == 0) m += " (static score only)";
   else if (impl_->options.prior_mode == PriorMode::nearest)
     m += " (prior of the nearest of " + std::to_string(impl_->options.prior_problems.size()) + " reference problems)";
+  if (impl_->options.evidence_groups > 0 && impl_->options.evidence_top > 0)
+    m += impl_->model->info().evidence.empty()
+             ? " + no evidence (the model file has none)"
+             : " + evidence " + std::to_string(impl_->options.evidence_top) + " of the " +
+                   std::to_string(impl_->options.evidence_groups) + " nearest groups";
   if (impl_->cascade())
     m += ", cascade " + std::to_string(impl_->options.cascade_terms) + " trees -> " + std::to_string(impl_->options.cascade_keep);
   return m;

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 
 #include "models/synthetic.hpp"
@@ -251,4 +252,42 @@ TEST(ModelsCli, EvalLeavesOutUnfinishedEvaluationGroupsAndOtherLayouts) {
   EXPECT_NE(few.exit_code, 0);
   EXPECT_NE(few.err.find("has 60 measured candidates (< 61): left out"), std::string::npos) << few.err;
   expect_error("eval --registry " + registry() + " --model " + model + " --layouts xy", "unknown layout 'xy'");
+}
+
+// Evidence on the command line: `cks train --evidence-only` adds it to a model file that lacks
+// it; `cks eval --prefilter P --evidence-arms G:T` adds one row per arm, in CV from each fold's
+// training groups; malformed arms are one clear error.
+TEST(ModelsCli, EvidenceOnlyAndEvidenceArms) {
+  test::ScratchDir dir;
+  const std::string model = dir.file("m.json"), with = dir.file("with.json");
+  ASSERT_EQ(run_cks("train --registry " + registry() + " --model ridge --out " + model).exit_code, 0);
+  {
+    auto m = Model::load(model);
+    EXPECT_EQ(m->info().evidence.groups.size(), 12u) << "cks train records the training groups' leaders";
+    m->info().evidence = {};
+    m->save(model);
+  }
+  const test::CliResult e = run_cks("train --registry " + registry() + " --evidence-only " + model + " --out " + with);
+  ASSERT_EQ(e.exit_code, 0) << e.err;
+  EXPECT_NE(e.err.find("evidence of 12 training groups"), std::string::npos) << e.err;
+  EXPECT_EQ(Model::load(with)->info().evidence.groups.size(), 12u);
+  const test::CliResult sel = run_cks("select --m 1024 --n 1024 --k 1024 --layout tn --top 2 --evidence-groups 4 --model " +
+                                      with + " --format json");
+  ASSERT_EQ(sel.exit_code, 0) << sel.err;
+
+  const test::CliResult cv = run_cks("eval --registry " + registry() + " --model ridge --groups cv --folds 3 --prefilter 64 " +
+                                     "--evidence-arms 2:3,4:1 --no-baselines --format json");
+  ASSERT_EQ(cv.exit_code, 0) << cv.err;
+  std::set<std::string> methods;
+  for (const auto& row : nlohmann::json::parse(cv.out))
+    if (row["slice"] == "all") methods.insert(row["method"].get<std::string>());
+  EXPECT_TRUE(methods.count("ridge squared prefilter=64")) << cv.out;
+  EXPECT_TRUE(methods.count("ridge squared prefilter=64 evidence=2:3")) << cv.out;
+  EXPECT_TRUE(methods.count("ridge squared prefilter=64 evidence=4:1")) << cv.out;
+  for (const char* bad : {"2", "2:", ":3", "a:3", "0:3", "2:0", "2:3:4"})
+    expect_error("eval --registry " + registry() + " --model ridge --groups cv --folds 3 --prefilter 64 --evidence-arms " +
+                     bad,
+                 "--evidence-arms");
+  expect_error("eval --registry " + registry() + " --model ridge --groups cv --folds 3 --evidence-arms 2:3",
+               "--evidence-arms needs --prefilter");
 }

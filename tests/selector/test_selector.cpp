@@ -359,3 +359,66 @@ TEST(SelectorMethods, PrefilterNIsTheDeployedRankingWithAnotherPrefilterSize) {
     }
   }
 }
+
+// Evidence: train_model records every training group's fastest candidates; the model file keeps
+// them (and a file without them still loads); with evidence_groups the selector's prefilter keeps
+// the leaders of the problem's nearest training groups whatever its key says.
+TEST(SelectorEvidence, TheNearestGroupsLeadersJoinThePrefiltersCandidates) {
+  test::ScratchDir dir;
+  const Dataset d = test::synthetic_dataset(dir.file("syn.db"), 6, 0, 60, 11);
+  TrainOptions o;
+  o.kind = ModelKind::ridge;
+  auto model = train_model(d, o);
+  const Evidence ev = model->info().evidence;  // a copy: the model's is cleared below
+  ASSERT_EQ(ev.groups.size(), d.groups.size());
+  EXPECT_EQ(ev.top, kEvidenceTop);
+  const DataGroup& g0 = d.groups[0];
+  ASSERT_EQ(ev.groups[0].leaders.size(), std::min(kEvidenceTop, g0.size()));
+  double best = 0;
+  size_t best_row = g0.begin;
+  for (size_t r = g0.begin; r < g0.end; ++r)
+    if (d.tflops[r] > best) best = d.tflops[r], best_row = r;
+  const Catalogue& cat = Catalogue::get(g0.problem.layout);
+  EXPECT_EQ(ev.groups[0].leaders[0].first, cat.kernels()[d.candidates[best_row].kernel].id()) << "fastest first";
+  EXPECT_EQ(ev.groups[0].leaders[0].second, d.candidates[best_row].knobs.canonical());
+
+  // The file keeps it; a file without it loads with none.
+  model->save(dir.file("m.json"));
+  auto loaded = Model::load(dir.file("m.json"));
+  EXPECT_EQ(loaded->info().evidence.to_json(), ev.to_json());
+  model->info().evidence = {};
+  model->save(dir.file("bare.json"));
+  EXPECT_TRUE(Model::load(dir.file("bare.json"))->info().evidence.empty());
+  std::ifstream bare(dir.file("bare.json"));
+  const std::string bare_text((std::istreambuf_iterator<char>(bare)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(bare_text.find("\"evidence\""), std::string::npos);
+
+  // A tiny prefilter keeps the nearest group's (the problem's own shape) first leaders.
+  SelectorOptions so;
+  so.prefilter = 16;
+  so.cascade_terms = 0;
+  so.evidence_groups = 1;
+  so.evidence_top = 3;
+  const std::shared_ptr<const Model> shared = std::move(loaded);
+  const Selector with(shared, so);
+  EXPECT_NE(with.mode().find("evidence 3 of the 1 nearest"), std::string::npos) << with.mode();
+  const std::vector<uint32_t> kept = with.prefiltered(g0.problem, 4);
+  EXPECT_TRUE(std::is_sorted(kept.begin(), kept.end()));
+  EXPECT_EQ(std::adjacent_find(kept.begin(), kept.end()), kept.end()) << "no duplicates";
+  const auto leader = cat.find_candidate(ev.groups[0].leaders[0].first, ev.groups[0].leaders[0].second);
+  ASSERT_TRUE(leader);
+  size_t leader_index = cat.candidates().size();
+  for (size_t i = 0; i < cat.candidates().size(); ++i)
+    if (cat.candidates()[i].kernel == leader->kernel && cat.candidates()[i].knobs == leader->knobs) leader_index = i;
+  EXPECT_TRUE(std::binary_search(kept.begin(), kept.end(), static_cast<uint32_t>(leader_index)));
+  so.evidence_groups = 0;
+  const std::vector<uint32_t> plain = Selector(shared, so).prefiltered(g0.problem, 4);
+  EXPECT_EQ(plain.size(), 16u);
+  EXPECT_LE(kept.size(), plain.size() + 3);
+  EXPECT_TRUE(std::includes(kept.begin(), kept.end(), plain.begin(), plain.end()));
+  // A model without evidence adds nothing, and says so.
+  so.evidence_groups = 4;
+  const Selector none(std::shared_ptr<const Model>(Model::load(dir.file("bare.json"))), so);
+  EXPECT_EQ(none.prefiltered(g0.problem, 4), plain);
+  EXPECT_NE(none.mode().find("no evidence"), std::string::npos) << none.mode();
+}
