@@ -393,7 +393,8 @@ void register_sidebyside_study(CLI::App* analyze) {
   auto per_group = std::make_shared<std::string>();
   add_common(cmd, *o);
   cmd->add_option("--model", *model, "model file (default: the shipped models/default.json, or $CKS_MODEL)");
-  cmd->add_option("--methods", *methods, "selection methods scored: deployed, prefilterN (cks select --prefilter N), exhaustive, static "
+  cmd->add_option("--methods", *methods, "selection methods scored: deployed, prefilterN (cks select --prefilter N), evidenceG:T (cks select "
+                  "--evidence-groups G --evidence-top T), exhaustive, static "
                   "(comma-separated)")
       ->capture_default_str();
   cmd->add_option("--clock-tolerance", so->clock_tolerance_mhz,

@@ -95,7 +95,8 @@ void add_picks_options(CLI::App* cmd, PicksCli& c) {
   cmd->add_option("--model", c.model, "model file (default: the shipped models/default.json, or $CKS_MODEL)");
   cmd->add_option("--methods", c.methods,
                   "selection methods, comma-separated, the deployed one first: deployed (cks select), prefilterN "
-                  "(cks select --prefilter N, as deep as deployed), exhaustive (the model over the whole catalogue), "
+                  "(cks select --prefilter N, as deep as deployed), evidenceG:T (cks select --evidence-groups G "
+                  "--evidence-top T, as deep as deployed), exhaustive (the model over the whole catalogue), "
                   "static (the static score)")
       ->capture_default_str();
   cmd->add_option("--top", c.top, "deployed: picks per group")->transform(positive_count())->capture_default_str();

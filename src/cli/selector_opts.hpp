@@ -3,6 +3,8 @@
 #pragma once
 #include <array>
 #include <memory>
+#include <optional>
+#include <utility>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -80,8 +82,23 @@ inline void finish_selector_options(SelectorOptions& o, bool exhaustive) {
 // The selection methods of `cks plan picks|sidebyside` and `cks analyze sidebyside`, by name
 // (comma-separated, the deployed one first): deployed (cks select's defaults with the model),
 // prefilterN (cks select --prefilter N: another prefilter size, measured beside the default),
+// evidenceG:T (cks select --evidence-groups G --evidence-top T),
 // exhaustive (the model over the whole catalogue), static (the static score). `tops`: the depth
 // each of the three is ranked to.
+// "evidenceG:T" with counts G, T >= 1 (at most 6 digits each): (G, T).
+inline std::optional<std::pair<size_t, size_t>> evidence_method(const std::string& m) {
+  if (m.rfind("evidence", 0) != 0) return std::nullopt;
+  const size_t colon = m.find(':', 8);
+  if (colon == std::string::npos) return std::nullopt;
+  auto count = [](const std::string& t) -> size_t {
+    if (t.empty() || t.size() > 6 || t.find_first_not_of("0123456789") != std::string::npos) return 0;
+    return std::stoul(t);
+  };
+  const size_t g = count(m.substr(8, colon - 8)), t = count(m.substr(colon + 1));
+  if (g == 0 || t == 0) return std::nullopt;
+  return std::pair{g, t};
+}
+
 struct SelectionMethods {
   std::shared_ptr<const Model> model;
   std::vector<std::unique_ptr<Selector>> selectors;
@@ -105,6 +122,13 @@ struct SelectionMethods {
         so.prefilter = std::stoul(m.substr(9));
         selectors.push_back(std::make_unique<Selector>(model, so));
         methods.push_back({m, selectors.back().get(), tops[0]});
+      } else if (const auto ev = evidence_method(m)) {
+        // evidenceG:T: cks select --evidence-groups G --evidence-top T (the deployed defaults
+        // otherwise), ranked as deep as the deployed method.
+        so.evidence_groups = ev->first;
+        so.evidence_top = ev->second;
+        selectors.push_back(std::make_unique<Selector>(model, so));
+        methods.push_back({m, selectors.back().get(), tops[0]});
       } else if (m == "exhaustive") {
         so.prefilter = 0;
         selectors.push_back(std::make_unique<Selector>(model, so));
@@ -113,7 +137,7 @@ struct SelectionMethods {
         selectors.push_back(std::make_unique<Selector>(Selector::static_score(hw_preset(model->info().hw_preset), so)));
         methods.push_back({m, selectors.back().get(), tops[2]});
       } else {
-        throw Error("--methods: unknown method '" + m + "' (expected deployed, prefilterN with N >= 1, exhaustive or static)");
+        throw Error("--methods: unknown method '" + m + "' (expected deployed, prefilterN with N >= 1, evidenceG:T with G, T >= 1, exhaustive or static)");
       }
     }
   }

@@ -334,7 +334,7 @@ TEST(SelectorCApi, SelectsThroughTheAbi) {
 
 // `--methods ...,prefilterN,...` (cks plan picks|sidebyside, cks analyze sidebyside): the
 // deployed ranking with another prefilter size, ranked as deep as the deployed method.
-TEST(SelectorMethods, PrefilterNIsTheDeployedRankingWithAnotherPrefilterSize) {
+TEST(SelectorMethods, PrefilterNAndEvidenceAreTheDeployedRankingWithOtherSettings) {
   const cli::SelectionMethods m(model_path(), "deployed,prefilter4096,exhaustive,static", {4, 8, 2});
   ASSERT_EQ(m.methods.size(), 4u);
   EXPECT_EQ(m.methods[1].name, "prefilter4096");
@@ -349,8 +349,15 @@ TEST(SelectorMethods, PrefilterNIsTheDeployedRankingWithAnotherPrefilterSize) {
   const Ranking same = Selector(model_path(), o).select(p, 4);
   ASSERT_EQ(wide.size(), same.size());
   for (size_t i = 0; i < wide.size(); ++i) EXPECT_TRUE(same_candidate(wide[i], same[i])) << i;
+  const cli::SelectionMethods ev(model_path(), "deployed,evidence16:4", {4, 8, 2});
+  EXPECT_EQ(ev.methods[1].name, "evidence16:4");
+  EXPECT_EQ(ev.methods[1].top, 4u);
+  EXPECT_EQ(ev.methods[1].selector->options().evidence_groups, 16u);
+  EXPECT_EQ(ev.methods[1].selector->options().evidence_top, 4u);
+  EXPECT_EQ(ev.methods[1].selector->options().prefilter, SelectorOptions{}.prefilter);
   for (const char* bad : {"deployed,prefilter0", "deployed,prefilter", "deployed,prefilterx", "prefilter12x",
-                          "deployed,prefilter123456789"}) {
+                          "deployed,prefilter123456789", "evidence16", "evidence0:4", "evidence16:0", "evidence:4",
+                          "evidence16:4x", "evidence1234567:4"}) {
     try {
       const cli::SelectionMethods b(model_path(), bad, {4, 8, 2});
       ADD_FAILURE() << bad << " was accepted";
