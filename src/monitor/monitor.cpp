@@ -570,11 +570,14 @@ void Collector::detach(Worker& w) {
 // The group an idle worker should set up next. Groups are completed roughly in plan order:
 // among the first max(8, 4 x workers) unfinished groups, the one with the most ready items (a group
 // set-up costs a cuBLAS reference and baseline, so it should pay off over many measurements),
-// preferring one no other worker is on. While compilation lags and none of those has a ready
-// item, the GPU keeps busy on the first later group (plan order) with at least kSetupItems ready
-// items (or all it has left), else on the later group with the most. Plan order matters there:
-// lease 3 took "most ready" and starved 15 exhaustive evaluation groups (2,000 items each) for
-// training groups of 3,000.
+// preferring one no other worker is on. While compilation lags and none of those has a set-up's
+// worth of ready items (kSetupItems, or all it has left), the GPU keeps busy on the first later
+// group (plan order) that has, else on a window group with fewer, else on the later group with
+// the most. Plan order matters there: lease 3 took "most ready" and starved 15 exhaustive
+// evaluation groups (2,000 items each) for training groups of 3,000. And so does a set-up's
+// worth: lease 15 set up one window group after another for the single item each had ready
+// (a TU at a time finished) while 1,700 cached fill groups waited, and the GPU measured ~150
+// rows in a minute.
 std::optional<size_t> Collector::next_group() const {
   const size_t window = std::max<size_t>(8, 4 * workers_.size());
   const auto better = [&](size_t a, std::optional<size_t> b) {
@@ -583,8 +586,9 @@ std::optional<size_t> Collector::next_group() const {
     if ((ga.workers_on == 0) != (gb.workers_on == 0)) return ga.workers_on == 0;
     return ga.ready > gb.ready;  // ties: the earlier group (scanned first)
   };
-  std::optional<size_t> best;          // in the window: the most ready items, free groups first
-  std::optional<size_t> first_enough;  // beyond it: the first busy group with enough ready items
+  std::optional<size_t> best;          // in the window, a set-up's worth ready: the most, free groups first
+  std::optional<size_t> weak;          // in the window, fewer ready: the most, free groups first
+  std::optional<size_t> first_enough;  // beyond it: the first busy group with a set-up's worth ready
   std::optional<size_t> most;          // beyond it: the most ready items
   size_t unfinished = 0;
   for (size_t gi = 0; gi < groups_.size(); ++gi) {
@@ -593,18 +597,21 @@ std::optional<size_t> Collector::next_group() const {
     const bool in_window = unfinished++ < window;
     if (!in_window && best) return best;
     if (!g.startable()) continue;
+    const bool enough = g.ready >= std::min(kSetupItems, g.queue.size());
     if (in_window) {
-      if (better(gi, best)) best = gi;
+      auto& slot = enough ? best : weak;
+      if (better(gi, slot)) slot = gi;
       continue;
     }
-    if (g.ready >= std::min(kSetupItems, g.queue.size())) {
+    if (enough) {
       if (g.workers_on == 0) return gi;
       if (!first_enough) first_enough = gi;
     }
     if (better(gi, most)) most = gi;
   }
   if (best) return best;
-  return first_enough ? first_enough : most;
+  if (first_enough) return first_enough;
+  return weak ? weak : most;
 }
 
 // An idle worker measures the next ready item of its group, or sets up another group

@@ -45,6 +45,7 @@ inline std::string fake_kernel(int i) { return "k" + hex64(fnv1a64("fake" + std:
 struct TestGroup {
   long m, n, k;
   std::vector<CandidateRef> candidates;
+  int priority = 0;  // PlanGroup::priority: the compile tier
 };
 
 // `groups[i]` gets the kernels fake_kernel(first + j), j < count, with the default knobs.
@@ -68,6 +69,7 @@ inline std::string write_test_plan(const std::string& path, const std::vector<Te
     pg.group.policy = "test";
     pg.group.budget = static_cast<long>(tg.candidates.size());
     pg.candidates = tg.candidates;
+    pg.priority = tg.priority;
     plan.groups.push_back(std::move(pg));
   }
   write_plan(plan, path);

@@ -331,3 +331,44 @@ TEST(MonitorFaults, KernelThatOnlyPoisonsTheContextIsQuarantinedAfterThreeFatalE
 
 }  // namespace
 }  // namespace cks::test
+
+namespace cks::test {
+namespace {
+
+// Lease 15: while the first groups of the plan (tier 1 here) had one ready item each, the worker
+// set each of them up for that one item instead of measuring a later group that was ready. A
+// group of the first (window of) unfinished groups is now taken only with a set-up's worth of
+// ready items (64, or all it has left) when a later group has that many.
+TEST(MonitorOrder, AWindowGroupWithAFewReadyItemsWaitsForAReadyLaterGroup) {
+  TempDir dir;
+  // 8 window groups: the shared kernel 0 (compiled with the later group's tier-0 kernels) and a
+  // kernel of their own (tier 1, compiled after); then the later group: kernels 0 and 100-139.
+  std::vector<TestGroup> groups;
+  for (int i = 0; i < 8; ++i) {
+    TestGroup g{128 + 8L * i, 256, 512, {{fake_kernel(0), kDefaultKnobs}, {fake_kernel(10 + i), kDefaultKnobs}}};
+    g.priority = 1;
+    groups.push_back(g);
+  }
+  TestGroup later = kernel_range_group(4096, 4096, 512, 100, 40);
+  later.candidates.emplace_back(fake_kernel(0), kDefaultKnobs);
+  groups.push_back(later);
+  CollectOptions o = fake_options(write_test_plan(dir / "plan.jsonl", groups), dir / "reg.db");
+  o.kernels_per_tu = 64;
+  o.jobs = 1;              // one TU per tier
+  o.fake_compile_s = 1.0;  // tier 0 ready at 1 s, tier 1 at 2 s
+  const CollectSummary s = collect(o);
+  ASSERT_TRUE(s.complete());
+  const auto rows = read_rows(dir / "reg.db");
+  const std::string later_key = group_key(4096, 4096, 512, Layout::tn);
+  size_t first_later = rows.size(), first_window = rows.size();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].kernel == "cublas") continue;
+    if (rows[i].group == later_key) first_later = std::min(first_later, i);
+    else first_window = std::min(first_window, i);
+  }
+  ASSERT_LT(first_later, rows.size());
+  EXPECT_LT(first_later, first_window) << "the ready later group is measured before the window groups' single items";
+}
+
+}  // namespace
+}  // namespace cks::test
