@@ -59,6 +59,8 @@ class Ranking {
 //                                (XGBoost) stage 2 is a cascade: the first `cascade_terms` trees
 //                                score all of them, the `cascade_keep` best get the remaining
 //                                trees. The scores returned are always the full model's.
+// Evidence (the default): the measured leaders of the problem's nearest training groups join
+// stage 1's candidates (SelectorOptions::evidence_groups below).
 // The defaults were chosen by measurement (docs/models.md, "Deployment"): ~0.9 ms cold on one
 // core (tn); the top-1 equals the exhaustive ranking's on 31 of the 32 evaluation problems (91
 // of 100 random problems). --prefilter 2048 / 4096 cost ~1.5 / ~2.7 ms and agree more often.
@@ -81,8 +83,9 @@ struct SelectorOptions {
   // Evidence (two-stage ranking): the first `evidence_top` measured leaders of the
   // `evidence_groups` training groups nearest to the problem (the model file's "evidence",
   // cks/models.hpp) join the prefilter's candidates. 0 groups: off; a model without evidence
-  // adds nothing.
-  size_t evidence_groups = 0;
+  // adds nothing. 16 x 4 was chosen by cross-validation on the training groups and measured
+  // side by side in lease 15 (docs/models.md, "Evidence").
+  size_t evidence_groups = 16;
   size_t evidence_top = 4;
   // The prior's reference problems (M, N, K), in the layout being ranked: large and small M, N
   // and K, where the model's preferences among schedules, stage counts and knobs differ.

@@ -172,7 +172,7 @@ TEST(ModelsCli, TrainEvalSelectRoundTrip) {
   ASSERT_EQ(cvp.exit_code, 0) << cvp.err;
   bool saw = false;
   for (const auto& row : nlohmann::json::parse(cvp.out))
-    if (row["method"] == "ridge squared prefilter=64" && row["slice"] == "all") {
+    if (row["method"] == "ridge squared prefilter=64 evidence=16:4" && row["slice"] == "all") {
       saw = true;
       EXPECT_EQ(row["groups"], 12);
       EXPECT_NE(row["note"].get<std::string>().find("prefilter 64"), std::string::npos) << row["note"];
@@ -211,7 +211,7 @@ TEST(ModelsCli, TrainEvalSelectRoundTrip) {
   ASSERT_EQ(pe.exit_code, 0) << pe.err;
   bool found = false;
   for (const auto& row : nlohmann::json::parse(pe.out))
-    if (row["method"] == "ridge squared prefilter=300" && row["slice"] == "all") {
+    if (row["method"] == "ridge squared prefilter=300 evidence=16:4" && row["slice"] == "all") {
       found = true;
       EXPECT_NE(row["note"].get<std::string>().find("= exhaustive in"), std::string::npos);
     }
@@ -276,7 +276,7 @@ TEST(ModelsCli, EvidenceOnlyAndEvidenceArms) {
   ASSERT_EQ(sel.exit_code, 0) << sel.err;
 
   const test::CliResult cv = run_cks("eval --registry " + registry() + " --model ridge --groups cv --folds 3 --prefilter 64 " +
-                                     "--evidence-arms 2:3,4:1 --no-baselines --format json");
+                                     "--evidence-groups 0 --evidence-arms 2:3,4:1 --no-baselines --format json");
   ASSERT_EQ(cv.exit_code, 0) << cv.err;
   std::set<std::string> methods;
   for (const auto& row : nlohmann::json::parse(cv.out))

@@ -100,6 +100,7 @@ TEST(SelectorModel, TwoStageRanksTheFinalistsByTheFullModel) {
   const auto model = std::shared_ptr<const Model>(Model::load(model_path()));
   SelectorOptions o;
   o.prefilter = 700;
+  o.evidence_groups = 0;  // the prefilter alone (evidence: SelectorEvidence)
   const Selector sel(model, o);
   EXPECT_EQ(sel.mode(), "prefilter 700");  // ridge: not additive, no cascade
   const std::vector<uint32_t> kept = sel.prefiltered(kProblem, 8);
@@ -157,6 +158,7 @@ TEST(SelectorModel, CascadeReturnsTheFullModelsScores) {
   o.cascade_terms = 10;
   o.cascade_keep = 50;
   o.prior_terms = 10;
+  o.evidence_groups = 0;
   const Selector sel(model, o);
   EXPECT_EQ(sel.mode(), "prefilter 600, cascade 10 trees -> 50");
   EXPECT_EQ(sel.prefiltered(kProblem, 8).size(), 600u);
@@ -280,6 +282,7 @@ TEST(SelectorModel, NearestPriorIsTheNearestReferenceProblemsPrior) {
   near.prior_terms = 10;
   near.prior_mode = PriorMode::nearest;
   near.prior_problems = {{4096, 4096, 4096}, {64, 4096, 512}, {4096, 128, 128}};
+  near.evidence_groups = 0;
   const Selector sel(model, near);
   EXPECT_EQ(sel.mode(), "prefilter 500 (prior of the nearest of 3 reference problems)");  // 40 trees: no cascade
   const std::vector<Problem> problems{{3000, 5000, 2048, Layout::tn}, {100, 2000, 700, Layout::tn}, {8192, 96, 200, Layout::tn}};
