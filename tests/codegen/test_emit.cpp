@@ -132,6 +132,18 @@ TEST(EmitCli, PrintsOrWritesTheFileAndErrsInOneLine) {
   EXPECT_TRUE(test::one_error_line(test::run_cli({"emit"}), "kernel"));
 }
 
+TEST(SelectCli, CutlassTypeSaysWhatItNeeds) {
+  const auto md = test::run_cli({"select", "--m", "4096", "--n", "4096", "--k", "4096", "--layout", "tn", "--top", "1",
+                                 "--fallback", "static", "--format", "md", "--cutlass-type"});
+  ASSERT_EQ(md.code(), 0) << md.err;
+  EXPECT_NE(md.out.find("-DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("// complete file: cks emit k"), std::string::npos) << md.out;
+  const auto csv = test::run_cli({"select", "--m", "4096", "--n", "4096", "--k", "4096", "--layout", "tn", "--top", "1",
+                                  "--fallback", "static", "--format", "csv", "--cutlass-type"});
+  ASSERT_EQ(csv.code(), 0) << csv.err;
+  EXPECT_NE(csv.err.find("cks emit ID --knobs KNOBS"), std::string::npos) << csv.err;
+}
+
 // Compiles what `cks emit` prints with nvcc to an object (one kernel; ~1-3 minutes on 2 cores),
 // with the file's nvcc line less its two defines: the file's own defines must give the extended
 // WGMMA shape (tile N 144 -> m64n144k16 in the PTX, not a narrower atom) and no serialized WGMMA.
