@@ -207,7 +207,9 @@ TEST(InstalledLibrary, CAndCxxProgramsLinkOnlyTheInstalledLibrary) {
                         "cks_last_error", "cks_version", "cks_data_path"})
     EXPECT_NE(std::find(exported.begin(), exported.end(), f), exported.end()) << f;
   const RunResult soname = run({"sh", "-c", "objdump -p \"$0\" | grep SONAME", prefix + "/lib/libcks.so"});
-  if (soname.started && soname.ok()) EXPECT_NE(soname.output.find("libcks.so.0"), std::string::npos) << soname.output;
+  if (soname.started && soname.ok()) {
+    EXPECT_NE(soname.output.find("libcks.so.0"), std::string::npos) << soname.output;
+  }
 
   // 3. Build the consumers knowing only the prefix.
   std::ofstream(work + "/app.c") << kCProgram;

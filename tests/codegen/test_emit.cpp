@@ -182,5 +182,7 @@ TEST(EmitNvcc, EmittedFileCompilesToAnObjectWithTheRightWgmma) {
   EXPECT_NE(ptx.find(".entry"), std::string::npos);
   // The host function is there, unmangled.
   const RunResult nm = run_argv({"nm", dir.path() + "/run_gemm.o"});
-  if (nm.started) EXPECT_NE(nm.output.find(" T run_gemm"), std::string::npos) << nm.output.substr(0, 2000);
+  if (nm.started) {
+    EXPECT_NE(nm.output.find(" T run_gemm"), std::string::npos) << nm.output.substr(0, 2000);
+  }
 }
