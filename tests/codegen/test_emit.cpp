@@ -164,7 +164,7 @@ TEST(EmitNvcc, EmittedFileCompilesToAnObjectWithTheRightWgmma) {
   std::vector<std::string> argv{nvcc};
   for (const auto& f : standalone_nvcc_flags())
     if (f.rfind("-D", 0) != 0) argv.push_back(f);
-  for (const std::string a : {"-I" + cutlass + "/include", "-I" + cutlass + "/tools/util/include", std::string("-keep"),
+  for (const std::string& a : {"-I" + cutlass + "/include", "-I" + cutlass + "/tools/util/include", std::string("-keep"),
                               std::string("-keep-dir"), dir.path(), std::string("-c"), cu, std::string("-o"),
                               dir.path() + "/run_gemm.o"})
     argv.push_back(a);
