@@ -15,6 +15,19 @@ namespace cks {
 // (include/cks/kernel_lib_abi.h).
 std::string generate_tu(const std::vector<KernelDesc>& kernels);
 
+// A complete, self-contained CUDA file for one kernel (`cks emit`, docs/library.md): the defines
+// that must precede the CUTLASS headers (NDEBUG, CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED) and a guard
+// for -arch=sm_90a, the nvcc command line as a comment, the includes, the kernel-library ABI types
+// and the runtime part that generate_tu() emits, the kernel's type (cutlass_type) and an
+// `extern "C"` host function `function` that builds the CUTLASS arguments with `knobs` applied
+// and runs the kernel. Needs only the CUTLASS 4.2 headers and the CUDA toolkit.
+// Throws Error when the knobs are neither a setting of the kernel (knob_settings) nor CUTLASS's
+// defaults (RuntimeKnobs{}), or `function` is not a C identifier.
+std::string generate_standalone(const KernelDesc& k, const RuntimeKnobs& knobs, const std::string& function = "run_gemm");
+// The nvcc flags of a standalone file compiled to an object: nvcc_flags() without the ones that
+// make the cache's shared libraries (-shared, -Xcompiler=-fPIC, hidden visibility, -Xptxas=-v).
+std::vector<std::string> standalone_nvcc_flags();
+
 struct CompileOptions {
   std::string cutlass_dir;            // contains include/ and tools/util/include/
   std::string cache_dir = "build/kernel-cache";

@@ -31,8 +31,8 @@ struct HardwareDesc {
   double tma_bw_per_sm_bytes_per_s() const { return tma_bw_bytes_per_s / sm_count; }
 };
 
-// Path of the presets file: $CKS_DATA_DIR/hw/presets.json, else <source tree>/data/hw/presets.json
-// (compiled in), else data/hw/presets.json relative to the executable's ../../ .
+// Path of the presets file hw/presets.json: $CKS_DATA_DIR, the installed share/cks beside the library
+// or executable, the source tree's data/, a relocated build tree's data/ (docs/library.md "Data files").
 std::string hw_presets_path();
 std::vector<std::string> hw_preset_names();
 // Throws cks::Error "unknown hardware preset 'x' (known: ...)".

@@ -104,7 +104,7 @@ class Selector {
   Selector(Selector&&) noexcept;
   Selector& operator=(Selector&&) noexcept;
 
-  // The shipped default model: $CKS_MODEL if set, else <source tree>/models/default.json.
+  // The shipped default model: $CKS_MODEL, else models/default.json as docs/library.md "Data files" finds it.
   static std::string default_model_path();
 
   // Top `top_k` candidates of the problem's layout catalogue (cached). Throws Error on

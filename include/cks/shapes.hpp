@@ -122,7 +122,7 @@ std::vector<BaseShape> heldout_anchor_shapes(uint64_t seed, const HardwareDesc& 
 // LLM shapes from public model configurations. Passes: fwd (tn: M=tokens, N=out, K=in),
 // dgrad (nt: M=tokens, N=in, K=out), wgrad (nn: M=in, N=out, K=tokens). Deduplicated on
 // (m, n, k, layout); `detail` lists every model/TP/GEMM/pass that produced the group.
-// $CKS_DATA_DIR/shapes/<file>, else the source tree's data/shapes/<file>: llm_models.json (the
+// shapes/<file> found like hw/presets.json (docs/library.md "Data files"): llm_models.json (the
 // "llm" set, whose groups the evaluation set draws from), llm_train.json ("llm-train": more
 // families for training) or llm_family.json ("family": held-out families, never trained on).
 std::string llm_models_path(const std::string& file = "llm_models.json");

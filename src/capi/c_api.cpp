@@ -3,6 +3,7 @@
 #include "cks/c_api.h"
 
 #include <cstring>
+#include <filesystem>
 #include <string>
 
 #include "cks/common.hpp"
@@ -15,6 +16,7 @@ struct cks_selector {
 namespace {
 
 thread_local std::string g_last_error;
+thread_local std::string g_data_path;
 
 void set_error(const char* what) { g_last_error = what ? what : "unknown error"; }
 
@@ -101,5 +103,25 @@ int cks_selector_select(cks_selector_handle handle, int64_t m, int64_t n, int64_
 }
 
 const char* cks_last_error(void) { return g_last_error.c_str(); }
+
+const char* cks_version(void) { return CKS_VERSION; }
+
+int cks_data_path(const char* what, const char** out) {
+  API_BEGIN
+  require(what, "what");
+  require(out, "out");
+  *out = nullptr;
+  const std::string w = what;
+  if (w == "model") {
+    g_data_path = cks::Selector::default_model_path();
+    if (!std::filesystem::is_regular_file(g_data_path)) throw cks::Error("no default model (" + g_data_path + " missing)");
+  } else if (w == "hw_presets") {
+    g_data_path = cks::hw_presets_path();
+  } else {
+    throw cks::Error("unknown data file '" + w + "' (expected model or hw_presets)");
+  }
+  *out = g_data_path.c_str();
+  API_END
+}
 
 }  // extern "C"

@@ -1,5 +1,7 @@
 // cks codegen — print the CUDA translation unit for a batch of kernels.
 // cks build   — compile kernels into libraries through the compile pool and executable cache.
+// cks emit    — print a complete, self-contained .cu file for one kernel and its runtime knobs
+//               (generate_standalone: defines, nvcc line, kernel type, a run_gemm host function).
 //
 // Kernels are named by catalogue ID (k + 16 hex digits, looked up in the catalogue of --layout,
 // or of every layout when it is not given) or by canonical descriptor text
@@ -13,6 +15,7 @@
 #include <sstream>
 
 #include "cks/compile.hpp"
+#include "cks/files.hpp"
 #include "common/json_limits.hpp"
 #include "cli/commands.hpp"
 #include "cli/util.hpp"
@@ -94,6 +97,40 @@ void register_codegen(CLI::App& app) {
     static KernelSelection sel;
     add_selection(cmd, sel);
     cmd->callback([] { std::cout << generate_tu(select_kernels(sel)); });
+  }
+  {
+    auto* cmd = app.add_subcommand(
+        "emit", "print a complete .cu file for one kernel: defines, nvcc line, its type and a run_gemm host function");
+    static std::string kernel, knobs_text, layout, out, function = "run_gemm";
+    cmd->add_option("kernel", kernel, "kernel ID (k + 16 hex digits, e.g. from `cks select`) or canonical descriptor")
+        ->required();
+    cmd->add_option("--knobs", knobs_text,
+                    "runtime knobs the host function applies, e.g. r=m,s=2,d=h,k=1 (default: CUTLASS's r=h,s=1,d=h,k=1)");
+    cmd->add_option("--layout", layout, "catalogue layout the ID belongs to: tn, nt, nn or tt (default: search all)");
+    cmd->add_option("-o,--out", out, "write the file here instead of stdout");
+    cmd->add_option("--name", function, "name of the extern \"C\" host function")->capture_default_str();
+    cmd->callback([] {
+      std::vector<Layout> layouts(kLayouts.begin(), kLayouts.end());
+      if (!layout.empty()) layouts = {parse_layout(layout)};
+      const KernelDesc k = resolve(kernel, layouts);
+      if (!Catalogue::get(k.layout).find(k.id())) {
+        const std::string why = invalid_reason(k, default_hw());
+        throw Error("kernel " + k.canonical() + " is not in the " + std::string(to_string(k.layout)) +
+                    " catalogue (" + (why.empty() ? "not enumerated" : why) + ")");
+      }
+      const RuntimeKnobs knobs = knobs_text.empty() ? RuntimeKnobs{} : RuntimeKnobs::from_canonical(knobs_text);
+      const std::string src = generate_standalone(k, knobs, function);
+      if (knobs_text.empty() && knob_settings(k).size() > 1)
+        std::fprintf(stderr, "cks: note: no --knobs: CUTLASS's defaults (%s); `cks select` gives each pick's knobs\n",
+                     knobs.canonical().c_str());
+      if (out.empty()) {
+        std::cout << src;
+      } else {
+        write_file_atomic(out, src);
+        std::fprintf(stderr, "cks emit: wrote %s (%s, knobs %s, function %s)\n", out.c_str(), k.id().c_str(),
+                     knobs.canonical().c_str(), function.c_str());
+      }
+    });
   }
   {
     auto* cmd = app.add_subcommand("build", "compile kernels into cached libraries (nvcc compile pool)");

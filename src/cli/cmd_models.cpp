@@ -592,7 +592,8 @@ void register_select(CLI::App& app) {
   cmd->add_flag("--timing", *timing, "report selection latency (load, layout set-up, cold, cached) on stderr");
   cmd->add_flag("--cutlass-type", *show_type,
                 "md: print each pick's CUTLASS C++ type as a code block after the table (csv and json always have "
-                "the cutlass_type column)");
+                "the cutlass_type column); it needs -DNDEBUG -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED -arch=sm_90a: "
+                "`cks emit ID --knobs KNOBS` prints the complete file");
   add_selector_options(cmd, *sel_opts, exhaustive.get());
   add_format(cmd, *fmt);
   cmd->callback([=] {
@@ -652,11 +653,24 @@ void register_select(CLI::App& app) {
       t.add_row(std::move(row));
     }
     t.write(std::cout, f);
-    if (f == Format::md && *show_type)
-      for (size_t i = 0; i < ranking.size(); ++i)
+    // The type alone builds a different kernel without the right flags: say which, and where the
+    // complete file comes from (`cks emit`).
+    static constexpr const char* kTypeNote =
+        "the CUTLASS types need -DNDEBUG -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED before any CUTLASS header and "
+        "-arch=sm_90a (without them ptxas serializes WGMMA, and tile N outside {8,16,32,64,96,128,192,256} silently "
+        "builds a narrower WGMMA); the knobs are runtime arguments. `cks emit ID --knobs KNOBS` prints a complete "
+        ".cu file with the defines, the nvcc line and a run_gemm function applying the knobs";
+    if (*show_type && f != Format::md) std::cerr << "cks: note: " << kTypeNote << "\n";
+    if (f == Format::md && *show_type) {
+      std::cout << "\nNote: " << kTypeNote << ".\n";
+      for (size_t i = 0; i < ranking.size(); ++i) {
+        const std::string type = cutlass_type(kernels[ranking[i].kernel]);
         std::cout << "\n### " << i + 1 << ". " << ranking[i].kernel_id << " (" << ranking[i].knobs_text << ")\n\n```cpp\n"
-                  << cutlass_type(kernels[ranking[i].kernel]) << (cutlass_type(kernels[ranking[i].kernel]).ends_with('\n') ? "" : "\n")
-                  << "```\n";
+                  << "// complete file: cks emit " << ranking[i].kernel_id << " --knobs " << ranking[i].knobs_text
+                  << "\n// needs -DNDEBUG -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED -arch=sm_90a\n"
+                  << type << (type.ends_with('\n') ? "" : "\n") << "```\n";
+      }
+    }
   });
 }
 

@@ -9,12 +9,18 @@
 //   3. one namespace per kernel, `cks_<kernel id>`, holding cutlass_type(k) — so every CUTLASS
 //      type and the mangled device_kernel<cks_k…::Gemm_kernel> name are unique per kernel ID;
 //   4. a static table dispatching by kernel index and the exported cks_kernel_lib_get().
+//
+// generate_standalone() (`cks emit`) reuses 1-3 for one kernel, with the ABI header's text inlined
+// instead of included, and ends with a host function in place of the table.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <regex>
 #include <set>
 
 #include "cks/common.hpp"
 #include "cks/compile.hpp"
+#include "codegen/abi_text.hpp"  // generated from include/cks/kernel_lib_abi.h (CMakeLists.txt)
 
 namespace cks {
 
@@ -279,7 +285,165 @@ std::string indent(const std::string& block) {
   return out;
 }
 
+// The standalone file's host entry point (generate_standalone): {fn}, {id}, {knobs_init} and the
+// comment lines are filled in. It builds the arguments with the same Runner<Gemm>::make_arguments
+// as the kernel libraries, then overrides the leading dimensions when asked.
+constexpr const char* kStandaloneHost = R"(
+namespace cks_gen {{
+
+// Sets the leading dimension of one operand's packed CuTe stride (row/column, K or N, batch): the
+// mode that is not the static unit stride. 0 keeps the packed value; otherwise ld must be at least
+// the packed value and a multiple of 8 elements (16-byte TMA rows).
+template <int Mode, class Stride>
+bool set_stride_mode(Stride& stride, int64_t ld) {{
+  auto& leading = cute::get<Mode>(stride);
+  if (ld < static_cast<int64_t>(leading) || ld % 8 != 0) return false;
+  leading = ld;
+  return true;
+}}
+
+template <class Stride>
+bool set_leading_dim(Stride& stride, int64_t ld) {{
+  if (ld == 0) return true;
+  if constexpr (cute::is_static<std::decay_t<decltype(cute::get<0>(stride))>>::value) return set_stride_mode<1>(stride, ld);
+  else return set_stride_mode<0>(stride, ld);
+}}
+
+}}  // namespace cks_gen
+
+namespace cks_{id} {{
+// The runtime knobs of this file ({knobs_text}): raster 0 heuristic, 1 along M, 2 along N;
+// max_swizzle 1, 2, 4 or 8; decomposition 0 heuristic, 1 data-parallel, 2 split-K, 3 stream-K
+// (stream-K kernels only); splits (split-K only).
+constexpr cks_knobs kKnobs = {knobs_init};
+}}  // namespace cks_{id}
+
+// D (M x N, column-major, bf16) = alpha * A (M x K, {a_major}) * B (K x N, {b_major}) on `stream`, with
+// kernel {id} and the knobs above. lda, ldb, ldd: leading dimensions in elements (0 = packed:
+// lda = {lda_packed}, ldb = {ldb_packed}, ldd = M); multiples of 8. Pointers 16-byte aligned.
+// The kernel writes D only (C = void: there is no beta). Returns cudaSuccess, cudaErrorInvalidValue
+// when the kernel cannot run this problem with these knobs (CUTLASS's can_implement), or the CUDA
+// error of the launch; launches asynchronously. A workspace (stream-K and split-K only) is taken
+// with cudaMallocAsync on `stream` and freed there after the launch.
+extern "C" cudaError_t {fn}(int M, int N, int K, const void* A, const void* B, void* D, int64_t lda,
+                             int64_t ldb, int64_t ldd, float alpha, cudaStream_t stream) {{
+  using Gemm = cks_{id}::Gemm;
+  using Runner = cks_gen::Runner<Gemm>;
+  int device = 0, sm_count = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
+  err = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device);
+  if (err != cudaSuccess) return err;
+  cks_problem p{{}};
+  p.m = M;
+  p.n = N;
+  p.k = K;
+  p.A = A;
+  p.B = B;
+  p.D = D;
+  p.alpha = alpha;
+  p.beta = 0.0f;
+  p.knobs = cks_{id}::kKnobs;
+  p.device_id = device;
+  p.sm_count = sm_count;
+  typename Gemm::Arguments args{{}};
+  if (!Runner::make_arguments(&p, args) || !cks_gen::set_leading_dim(args.mainloop.dA, lda) ||
+      !cks_gen::set_leading_dim(args.mainloop.dB, ldb) || !cks_gen::set_leading_dim(args.epilogue.dD, ldd))
+    return cudaErrorInvalidValue;
+  if (Gemm::can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
+  const size_t workspace_bytes = Gemm::get_workspace_size(args);
+  void* workspace = nullptr;
+  if (workspace_bytes > 0 && (err = cudaMallocAsync(&workspace, workspace_bytes, stream)) != cudaSuccess) return err;
+  Gemm gemm;
+  cutlass::Status status = gemm.initialize(args, workspace, stream);
+  if (status == cutlass::Status::kSuccess) status = gemm.run(stream);
+  const cudaError_t launch = cudaGetLastError();
+  if (workspace != nullptr) cudaFreeAsync(workspace, stream);
+  if (launch != cudaSuccess) return launch;
+  return status == cutlass::Status::kSuccess ? cudaSuccess : cudaErrorLaunchFailure;
+}}
+)";
+
 }  // namespace
+
+std::vector<std::string> standalone_nvcc_flags() {
+  std::vector<std::string> out;
+  for (const auto& f : nvcc_flags(CompileOptions{}))
+    if (f != "-shared" && f != "-Xptxas=-v" && f.rfind("-Xcompiler=", 0) != 0) out.push_back(f);
+  return out;
+}
+
+std::string generate_standalone(const KernelDesc& k, const RuntimeKnobs& knobs, const std::string& function) {
+  static const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
+  if (!std::regex_match(function, identifier))
+    throw Error("function name '" + function + "' is not a C identifier");
+  const std::vector<RuntimeKnobs> settings = knob_settings(k);
+  if (!(knobs == RuntimeKnobs{}) && std::find(settings.begin(), settings.end(), knobs) == settings.end()) {
+    std::string admitted = RuntimeKnobs{}.canonical();
+    for (const auto& s : settings)
+      if (!(s == RuntimeKnobs{})) admitted += " | " + s.canonical();
+    throw Error("knobs " + knobs.canonical() + " are not a setting of kernel " + k.id() + " (" + k.canonical() +
+                "); it takes " + admitted);
+  }
+  std::string flags;
+  for (const auto& f : standalone_nvcc_flags()) flags += " " + f;
+  const std::string id = k.id();
+  std::string src = fmt::format(
+      R"cks(// Generated by `cks emit` (cutlass-kernel-selector {version}). One CUTLASS 4.2 SM90 BF16 GEMM kernel
+// and a host function that runs it with its runtime knobs; needs the CUTLASS 4.2 headers and the
+// CUDA toolkit (12.x or 13.x), nothing of cks.
+//
+//   kernel    {id}  {canonical}
+//   knobs     {knobs}
+//   function  extern "C" cudaError_t {fn}(M, N, K, A, B, D, lda, ldb, ldd, alpha, stream)  (below)
+//
+// Build it with the flags cks builds its kernels with ($CUTLASS: the CUTLASS root):
+//   nvcc{flags} -I$CUTLASS/include -I$CUTLASS/tools/util/include -c {fn}.cu -o {fn}.o
+// sm_90a SASS is required (-gencode above, or -arch=sm_90a, which adds compute_90 PTX): WGMMA and TMA
+// exist only there; a kernel built for plain sm_90 traps at run time ("Arch conditional MMA
+// instruction used without targeting appropriate compute capability"), and a device pass for any
+// other architecture fails at the guard below. The two defines that change the kernel are also set
+// here, before any CUTLASS header, in case the command line lacks them:
+//   NDEBUG                                 without it ptxas serializes WGMMA (warning C7510);
+//   CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED  without it a tile N outside {{8,16,32,64,96,128,192,256}}
+//                                          silently builds a narrower WGMMA atom (N = 16 or so).
+#ifndef NDEBUG
+#define NDEBUG
+#endif
+#ifndef CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
+#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED
+#endif
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900
+#error "this CUTLASS SM90 kernel is for Hopper only: compile it with -gencode=arch=compute_90a,code=sm_90a"
+#endif
+)cks",
+      fmt::arg("version", CKS_VERSION), fmt::arg("id", id), fmt::arg("canonical", k.canonical()),
+      fmt::arg("knobs", knobs.canonical()), fmt::arg("fn", function), fmt::arg("flags", flags));
+  // kHeader without its first line (the TU's "Generated by" comment), the ABI header's text in
+  // place of its #include.
+  std::string header = kHeader;
+  header.erase(0, header.find('\n') + 1);
+  const std::string abi_include = "#include \"cks/kernel_lib_abi.h\"\n";
+  const size_t at = header.find(abi_include);
+  if (at == std::string::npos) throw std::logic_error("generate_standalone: the TU header lost its ABI include");
+  header.replace(at, abi_include.size(),
+                 std::string("\n// ---- include/cks/kernel_lib_abi.h (the types the runtime part below uses) ----\n") +
+                     codegen_detail::kKernelLibAbiText);
+  src += header;
+  src += kRuntime;
+  src += fmt::format("\nnamespace cks_{id} {{\n{body}}}  // namespace cks_{id}\n", fmt::arg("id", id),
+                     fmt::arg("body", indent(cutlass_type(k, "Gemm"))));
+  const bool a_row = a_row_major(k.layout), b_row = b_row_major(k.layout);
+  src += fmt::format(kStandaloneHost, fmt::arg("fn", function), fmt::arg("id", id),
+                     fmt::arg("knobs_text", knobs.canonical()),
+                     fmt::arg("knobs_init", fmt::format("{{{}, {}, {}, {}}}", static_cast<int>(knobs.raster),
+                                                        knobs.max_swizzle, static_cast<int>(knobs.decomposition),
+                                                        knobs.splits)),
+                     fmt::arg("a_major", a_row ? "row-major" : "column-major"),
+                     fmt::arg("b_major", b_row ? "row-major" : "column-major"),
+                     fmt::arg("lda_packed", a_row ? "K" : "M"), fmt::arg("ldb_packed", b_row ? "N" : "K"));
+  return src;
+}
 
 std::string generate_tu(const std::vector<KernelDesc>& kernels) {
   if (kernels.empty()) throw Error("cannot generate a translation unit for an empty kernel batch");

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cks/common.hpp"
+#include "common/data_files.hpp"
 #include "common/json_limits.hpp"
 
 namespace fs = std::filesystem;
@@ -19,20 +20,11 @@ namespace fs = std::filesystem;
 namespace cks {
 
 std::string hw_presets_path() {
-  if (const char* d = std::getenv("CKS_DATA_DIR")) {
-    fs::path p = fs::path(d) / "hw" / "presets.json";
-    if (fs::exists(p)) return p.string();
-  }
-  fs::path src = fs::path(CKS_SOURCE_DIR) / "data" / "hw" / "presets.json";
-  if (fs::exists(src)) return src.string();
-  // Relocated binary: <root>/build/bin/cks -> <root>/data/hw/presets.json
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path p = exe.parent_path().parent_path().parent_path() / "data" / "hw" / "presets.json";
-    if (fs::exists(p)) return p.string();
-  }
-  throw Error("hardware presets file not found (set CKS_DATA_DIR to the repository's data/ folder)");
+  // $CKS_DATA_DIR, the installed share/cks, the source tree, a relocated build tree
+  // (common/data_files.hpp).
+  if (std::string p = find_data_file("hw/presets.json"); !p.empty()) return p;
+  throw Error("hardware presets file hw/presets.json not found (set CKS_DATA_DIR to the repository's data/ folder "
+              "or an installed share/cks folder)");
 }
 
 namespace {

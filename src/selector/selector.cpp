@@ -18,6 +18,7 @@
 
 #include "cks/models.hpp"
 #include "cks/sampling.hpp"
+#include "common/data_files.hpp"
 #include "selector/static_index.hpp"
 
 namespace cks {
@@ -360,6 +361,9 @@ Selector Selector::static_score(const HardwareDesc& hw, SelectorOptions options)
 
 std::string Selector::default_model_path() {
   if (const char* p = std::getenv("CKS_MODEL")) return p;
+  // $CKS_DATA_DIR/models, the installed share/cks/models, the source tree (common/data_files.hpp);
+  // the source tree's path when none exists, so that the caller's message names it.
+  if (std::string p = find_data_file("models/default.json"); !p.empty()) return p;
   return std::string(CKS_SOURCE_DIR) + "/models/default.json";
 }
 

@@ -17,6 +17,7 @@
 
 #include "cks/common.hpp"
 #include "cks/shapes.hpp"
+#include "common/data_files.hpp"
 #include "common/json_limits.hpp"
 
 namespace fs = std::filesystem;
@@ -139,18 +140,9 @@ std::vector<long> positive_list(const json& root, const char* key, long multiple
 }  // namespace
 
 std::string llm_models_path(const std::string& file) {
-  const fs::path rel = fs::path("shapes") / file;
-  if (const char* d = std::getenv("CKS_DATA_DIR"))
-    if (fs::exists(fs::path(d) / rel)) return (fs::path(d) / rel).string();
-  const fs::path src = fs::path(CKS_SOURCE_DIR) / "data" / rel;
-  if (fs::exists(src)) return src.string();
-  // Relocated binary: <root>/build/bin/cks -> <root>/data/shapes/llm_models.json
-  std::error_code ec;
-  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    const fs::path p = exe.parent_path().parent_path().parent_path() / "data" / rel;
-    if (fs::exists(p)) return p.string();
-  }
+  // $CKS_DATA_DIR, the installed share/cks, the source tree, a relocated build tree
+  // (common/data_files.hpp).
+  if (std::string p = find_data_file("shapes/" + file); !p.empty()) return p;
   throw Error("LLM model file shapes/" + file + " not found (set CKS_DATA_DIR to the repository's data/ folder)");
 }
 

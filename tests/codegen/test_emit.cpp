@@ -1,0 +1,188 @@
+// `cks emit` (issue 17, item 4): a complete, self-contained .cu file for one kernel and its
+// runtime knobs, reusing the kernel libraries' generator. EmitNvcc.* compiles one emitted file
+// with the real nvcc (ctest label `nvcc`, skipped without nvcc or the CUTLASS headers).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+
+#include "cks/common.hpp"
+#include "cks/compile.hpp"
+#include "cli/cli_run.hpp"
+#include "common/subprocess.hpp"
+#include "compile/compile_test_util.hpp"
+
+using namespace cks;
+
+namespace {
+
+const char* kCoop = "sm90_bf16_tn_128x128x64_1x1x1_s0_cooperative+tma_ws_cooperative+persistent";
+const char* kStreamK = "sm90_bf16_tn_128x256x64_2x1x1_s0_cooperative+tma_ws_cooperative+stream_k";
+const char* kBasic = "sm90_bf16_tt_128x64x64_1x1x1_s0_tma_ws+tma_ws+persistent";
+
+size_t count(const std::string& s, const std::string& what) {
+  size_t n = 0;
+  for (size_t p = s.find(what); p != std::string::npos; p = s.find(what, p + 1)) ++n;
+  return n;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+}  // namespace
+
+// The kernel libraries' translation unit is the executable cache's key (library_hash hashes its
+// text): emit must not change it, or every cached kernel library is rebuilt on the next lease.
+// A deliberate change of the generated TU updates this constant.
+TEST(CodegenTu, TextIsUnchangedByEmit) {
+  EXPECT_EQ(hex64(fnv1a64(generate_tu({KernelDesc::from_canonical(kCoop)}))), "ac4af3c4a66b0e92");
+}
+
+TEST(Emit, DefinesPrecedeEveryInclude) {
+  const std::string src = generate_standalone(KernelDesc::from_canonical(kCoop), RuntimeKnobs::from_canonical("r=m,s=2,d=h,k=1"));
+  const size_t first_include = src.find("#include");
+  ASSERT_NE(first_include, std::string::npos);
+  for (const char* d : {"#define NDEBUG", "#define CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED", "#error"}) {
+    const size_t at = src.find(d);
+    ASSERT_NE(at, std::string::npos) << d;
+    EXPECT_LT(at, first_include) << d;
+  }
+  EXPECT_NE(src.find("#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ != 900"), std::string::npos);
+  // Self-contained: the ABI types inlined, no cks header included.
+  EXPECT_EQ(src.find("#include \"cks/"), std::string::npos);
+  EXPECT_EQ(count(src, "typedef struct cks_op_s* cks_op;"), 1u);
+  EXPECT_NE(src.find("#include \"cutlass/gemm/device/gemm_universal_adapter.h\""), std::string::npos);
+}
+
+TEST(Emit, ReusesTheLibraryGeneratorAndBakesTheKnobs) {
+  const KernelDesc k = KernelDesc::from_canonical(kStreamK);
+  const std::string src = generate_standalone(k, RuntimeKnobs::from_canonical("r=n,s=1,d=sk,k=4"), "my_gemm");
+  // The kernel's exact type (cutlass_type) in its own namespace, and the libraries' runtime part.
+  EXPECT_EQ(count(src, "namespace cks_" + k.id() + " {"), 2u);  // the type, then the knobs
+  EXPECT_NE(src.find("struct Gemm_kernel : public Gemm_base"), std::string::npos);
+  EXPECT_NE(src.find("cutlass::gemm::StreamKScheduler"), std::string::npos);
+  EXPECT_NE(src.find("static bool make_arguments(const cks_problem* p, Arguments& args)"), std::string::npos);
+  // raster along N = 2, swizzle 1, split-K = 2, 4 splits.
+  EXPECT_NE(src.find("constexpr cks_knobs kKnobs = {2, 1, 2, 4};"), std::string::npos);
+  EXPECT_NE(src.find("extern \"C\" cudaError_t my_gemm(int M, int N, int K, const void* A, const void* B, void* D, int64_t lda,"),
+            std::string::npos);
+  EXPECT_NE(src.find("Runner::make_arguments(&p, args)"), std::string::npos);
+  // The nvcc line: the kernel libraries' flags less the shared-library ones.
+  const auto flags = standalone_nvcc_flags();
+  for (const char* f : {"-DNDEBUG", "-DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED", "-std=c++17", "--expt-relaxed-constexpr",
+                        "-gencode=arch=compute_90a,code=sm_90a", "-O3"})
+    EXPECT_NE(std::find(flags.begin(), flags.end(), std::string(f)), flags.end()) << f;
+  for (const auto& f : flags) {
+    EXPECT_NE(f, "-shared");
+    EXPECT_EQ(f.find("fPIC"), std::string::npos);
+  }
+  std::string line = "//   nvcc";
+  for (const auto& f : flags) line += " " + f;
+  EXPECT_NE(src.find(line + " -I$CUTLASS/include -I$CUTLASS/tools/util/include -c my_gemm.cu"), std::string::npos);
+}
+
+TEST(Emit, RejectsKnobsTheKernelDoesNotTake) {
+  // A non-persistent kernel takes only the defaults; a persistent one no decomposition.
+  EXPECT_NO_THROW(generate_standalone(KernelDesc::from_canonical(kBasic), RuntimeKnobs{}));
+  EXPECT_THROW(generate_standalone(KernelDesc::from_canonical(kBasic), RuntimeKnobs::from_canonical("r=m,s=2,d=h,k=1")), Error);
+  EXPECT_THROW(generate_standalone(KernelDesc::from_canonical(kCoop), RuntimeKnobs::from_canonical("r=m,s=1,d=sk,k=2")), Error);
+  EXPECT_THROW(generate_standalone(KernelDesc::from_canonical(kCoop), RuntimeKnobs::from_canonical("r=m,s=3,d=h,k=1")), Error);
+  EXPECT_THROW(generate_standalone(KernelDesc::from_canonical(kCoop), RuntimeKnobs{}, "run gemm"), Error);
+  // Every catalogue setting of a kernel is accepted.
+  for (const auto& kn : knob_settings(KernelDesc::from_canonical(kStreamK)))
+    EXPECT_NO_THROW(generate_standalone(KernelDesc::from_canonical(kStreamK), kn)) << kn.canonical();
+}
+
+TEST(EmitCli, PrintsOrWritesTheFileAndErrsInOneLine) {
+  const KernelDesc k = KernelDesc::from_canonical(kCoop);
+  const auto by_id = test::run_cli({"emit", k.id(), "--knobs", "r=m,s=2,d=h,k=1"});
+  ASSERT_EQ(by_id.code(), 0) << by_id.err;
+  EXPECT_EQ(by_id.out, generate_standalone(k, RuntimeKnobs::from_canonical("r=m,s=2,d=h,k=1")));
+  const auto by_name = test::run_cli({"emit", kCoop, "--knobs", "r=m,s=2,d=h,k=1", "--layout", "tn"});
+  ASSERT_EQ(by_name.code(), 0) << by_name.err;
+  EXPECT_EQ(by_name.out, by_id.out);
+  // No --knobs: CUTLASS's defaults, with a note.
+  const auto defaults = test::run_cli({"emit", k.id()});
+  ASSERT_EQ(defaults.code(), 0) << defaults.err;
+  EXPECT_NE(defaults.out.find("constexpr cks_knobs kKnobs = {0, 1, 0, 1};"), std::string::npos);
+  EXPECT_NE(defaults.err.find("cks: note: no --knobs"), std::string::npos) << defaults.err;
+  // -o FILE.
+  compile_test::ScratchDir dir;
+  const std::string file = dir.path() + "/gemm.cu";
+  const auto written = test::run_cli({"emit", k.id(), "--knobs", "r=n,s=8,d=h,k=1", "-o", file, "--name", "gemm_a"});
+  ASSERT_EQ(written.code(), 0) << written.err;
+  EXPECT_TRUE(written.out.empty());
+  EXPECT_EQ(slurp(file), generate_standalone(k, RuntimeKnobs::from_canonical("r=n,s=8,d=h,k=1"), "gemm_a"));
+  // Errors: one line, non-zero exit.
+  EXPECT_TRUE(test::one_error_line(test::run_cli({"emit", "k0123456789abcdef"}), "unknown kernel"));
+  EXPECT_TRUE(test::one_error_line(test::run_cli({"emit", k.id(), "--knobs", "r=m,s=1,d=sk,k=2"}), "not a setting"));
+  EXPECT_TRUE(test::one_error_line(test::run_cli({"emit", k.id(), "--knobs", "fast"}), "malformed runtime knobs"));
+  EXPECT_TRUE(test::one_error_line(test::run_cli({"emit", k.id(), "--layout", "nt"}), "unknown kernel"));
+  EXPECT_TRUE(test::one_error_line(
+      test::run_cli({"emit", "sm90_bf16_tn_256x256x128_1x1x1_s7_cooperative+tma_ws_cooperative+persistent"}),
+      "not in the tn catalogue"));
+  EXPECT_TRUE(test::one_error_line(test::run_cli({"emit"}), "kernel"));
+}
+
+TEST(SelectCli, CutlassTypeSaysWhatItNeeds) {
+  const auto md = test::run_cli({"select", "--m", "4096", "--n", "4096", "--k", "4096", "--layout", "tn", "--top", "1",
+                                 "--fallback", "static", "--format", "md", "--cutlass-type"});
+  ASSERT_EQ(md.code(), 0) << md.err;
+  EXPECT_NE(md.out.find("-DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("// complete file: cks emit k"), std::string::npos) << md.out;
+  const auto csv = test::run_cli({"select", "--m", "4096", "--n", "4096", "--k", "4096", "--layout", "tn", "--top", "1",
+                                  "--fallback", "static", "--format", "csv", "--cutlass-type"});
+  ASSERT_EQ(csv.code(), 0) << csv.err;
+  EXPECT_NE(csv.err.find("cks emit ID --knobs KNOBS"), std::string::npos) << csv.err;
+}
+
+// Compiles what `cks emit` prints with nvcc to an object (one kernel; ~1-3 minutes on 2 cores),
+// with the file's nvcc line less its two defines: the file's own defines must give the extended
+// WGMMA shape (tile N 144 -> m64n144k16 in the PTX, not a narrower atom) and no serialized WGMMA.
+TEST(EmitNvcc, EmittedFileCompilesToAnObjectWithTheRightWgmma) {
+  const std::string nvcc = find_nvcc();
+  const std::string cutlass = default_cutlass_dir();
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc not found (PATH, CUDA_HOME, /usr/local/cuda)";
+  if (cutlass.empty()) GTEST_SKIP() << "CUTLASS headers not found (scripts/setup.sh)";
+  const KernelDesc k = KernelDesc::from_canonical("sm90_bf16_tn_128x144x64_1x1x1_s0_cooperative+tma_ws_cooperative+persistent");
+  ASSERT_TRUE(Catalogue::get(Layout::tn).find(k.id())) << "pick another catalogue kernel with an extended tile N";
+  compile_test::ScratchDir dir;
+  const std::string cu = dir.path() + "/run_gemm.cu";
+  const auto emitted = test::run_cli({"emit", k.id(), "--knobs", "r=m,s=2,d=h,k=1", "-o", cu});
+  ASSERT_EQ(emitted.code(), 0) << emitted.err;
+  RunOptions o;
+  o.stderr_to_output = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> argv{nvcc};
+  for (const auto& f : standalone_nvcc_flags())
+    if (f.rfind("-D", 0) != 0) argv.push_back(f);
+  for (const std::string& a : {"-I" + cutlass + "/include", "-I" + cutlass + "/tools/util/include", std::string("-keep"),
+                              std::string("-keep-dir"), dir.path(), std::string("-c"), cu, std::string("-o"),
+                              dir.path() + "/run_gemm.o"})
+    argv.push_back(a);
+  const RunResult r = run_argv(argv, o);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(r.ok()) << r.output;
+  std::printf("nvcc -c of the emitted file: %.0f s\n", seconds);
+  EXPECT_TRUE(std::filesystem::file_size(dir.path() + "/run_gemm.o") > 0);
+  EXPECT_EQ(r.output.find("serialized"), std::string::npos) << r.output;  // ptxas C7510
+  std::string ptx;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path()))
+    if (e.path().extension() == ".ptx") ptx += slurp(e.path().string());
+  ASSERT_FALSE(ptx.empty()) << "nvcc -keep left no PTX";
+  EXPECT_NE(ptx.find("m64n144k16"), std::string::npos) << "the extended WGMMA shape is missing";
+  EXPECT_NE(ptx.find(".entry"), std::string::npos);
+  // The host function is there, unmangled.
+  const RunResult nm = run_argv({"nm", dir.path() + "/run_gemm.o"});
+  if (nm.started) {
+    EXPECT_NE(nm.output.find(" T run_gemm"), std::string::npos) << nm.output.substr(0, 2000);
+  }
+}
