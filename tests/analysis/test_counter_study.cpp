@@ -16,6 +16,7 @@
 #include "cks/registry.hpp"
 #include "registry/registry_test_util.hpp"
 #include "shapes/cli_run.hpp"
+#include "common/test_util.hpp"
 
 using namespace cks;
 using namespace cks::test;
@@ -45,12 +46,7 @@ void write_corpus(const std::string& path) {
   reg.end_run(run);
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::slurp;
 
 }  // namespace
 

@@ -15,6 +15,7 @@
 #include "cli/cli_run.hpp"
 #include "common/subprocess.hpp"
 #include "compile/compile_test_util.hpp"
+#include "common/test_util.hpp"
 
 using namespace cks;
 
@@ -30,12 +31,7 @@ size_t count(const std::string& s, const std::string& what) {
   return n;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using test::slurp;
 
 }  // namespace
 

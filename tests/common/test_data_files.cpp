@@ -11,6 +11,7 @@
 #include "cks/selector.hpp"
 #include "common/data_files.hpp"
 #include "compile/compile_test_util.hpp"
+#include "common/test_util.hpp"
 
 using namespace cks;
 namespace fs = std::filesystem;
@@ -18,21 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Sets an environment variable for the scope of the object, restoring the old value after.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using test::ScopedEnv;
 
 }  // namespace
 

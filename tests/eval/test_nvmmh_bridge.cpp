@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cks/models.hpp"
+#include "common/test_util.hpp"
 
 namespace cks {
 namespace {
@@ -16,21 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Sets an environment variable for the scope of a test.
-class ScopedEnv {
- public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
-    if (const char* old = std::getenv(name)) old_ = old;
-    setenv(name, value.c_str(), 1);
-  }
-  ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
-  }
-
- private:
-  const char* name_;
-  std::optional<std::string> old_;
-};
+using test::ScopedEnv;
 
 struct BridgeDir {
   fs::path root;
