@@ -358,16 +358,10 @@ void register_eval(CLI::App& app) {
     // The prefilter rows: per P, the selector options' own evidence setting, then each arm.
     std::vector<std::pair<size_t, size_t>> arms{{sel_opts->evidence_groups, sel_opts->evidence_top}};
     for (const std::string& a : *evidence_arms) {
-      const size_t colon = a.find(':');
-      auto count_of = [&](const std::string& text) {
-        if (text.empty() || text.size() > 6 || text.find_first_not_of("0123456789") != std::string::npos)
-          throw Error("--evidence-arms: '" + a + "' is not G:T with counts G and T");
-        return static_cast<size_t>(std::stoul(text));
-      };
-      if (colon == std::string::npos) throw Error("--evidence-arms: '" + a + "' is not G:T with counts G and T");
-      const size_t g = count_of(a.substr(0, colon)), t = count_of(a.substr(colon + 1));
-      if (g == 0 || t == 0) throw Error("--evidence-arms: '" + a + "' needs G and T >= 1");
-      arms.emplace_back(g, t);
+      // The same G:T as the selection method evidenceG:T.
+      const auto arm = evidence_method("evidence" + a);
+      if (!arm) throw Error("--evidence-arms: '" + a + "' is not G:T with counts G, T >= 1");
+      arms.push_back(*arm);
     }
     if (!evidence_arms->empty() && prefilters->empty()) throw Error("--evidence-arms needs --prefilter");
     struct PrefilterRow {

@@ -230,7 +230,8 @@ struct Selector::Impl {
     if (groups == 0 || options.evidence_top == 0) return kept;
     const std::array<double, 3> q{std::log2(static_cast<double>(p.m)), std::log2(static_cast<double>(p.n)),
                                   std::log2(static_cast<double>(p.k))};
-    std::vector<std::pair<double, uint32_t>> near(state.evidence.size());
+    thread_local std::vector<std::pair<double, uint32_t>> near;  // reused: no allocation per cold select
+    near.resize(state.evidence.size());
     for (uint32_t g = 0; g < near.size(); ++g) {
       double d = 0;
       for (int i = 0; i < 3; ++i) d += (q[i] - state.evidence[g].log2_mnk[i]) * (q[i] - state.evidence[g].log2_mnk[i]);
