@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
+#include <limits>
 #include <numeric>
 #include <tuple>
 
@@ -120,16 +121,28 @@ std::unique_ptr<CompileSource> make_fake_source(worker::fake::FaultSpec faults, 
   return std::make_unique<FakeSource>(std::move(faults), seconds_per_batch);
 }
 
-size_t balanced_per_tu(size_t kernels, size_t jobs, size_t max_per_tu) {
+size_t balanced_per_tu(const std::vector<size_t>& segments, size_t jobs, size_t max_per_tu) {
   max_per_tu = std::max<size_t>(max_per_tu, 1);
   jobs = std::max<size_t>(jobs, 1);
-  if (kernels == 0) return max_per_tu;
-  const size_t waves = (kernels + jobs * max_per_tu - 1) / (jobs * max_per_tu);
-  return std::min(max_per_tu, (kernels + waves * jobs - 1) / (waves * jobs));
+  size_t best = max_per_tu;
+  double best_cost = std::numeric_limits<double>::infinity();
+  for (size_t p = max_per_tu; p >= 1; --p) {
+    size_t tus = 0;
+    for (size_t s : segments) tus += (s + p - 1) / p;
+    if (tus == 0) return max_per_tu;
+    const size_t waves = (tus + jobs - 1) / jobs;
+    const double cost = static_cast<double>(waves) * (kTuFrontEndKernels + static_cast<double>(p));
+    if (cost < best_cost) best_cost = cost, best = p;  // ties: the larger p (fewer TUs, fewer core-seconds)
+  }
+  return best;
+}
+
+size_t balanced_per_tu(size_t kernels, size_t jobs, size_t max_per_tu) {
+  return balanced_per_tu(std::vector<size_t>{kernels}, jobs, max_per_tu);
 }
 
 std::vector<std::vector<KernelToBuild>> make_batches(const std::vector<KernelToBuild>& kernels,
-                                                     const std::vector<size_t>& rank, size_t per_batch) {
+                                                     const std::vector<size_t>& rank, size_t per_batch, size_t jobs) {
   std::vector<size_t> order(kernels.size());
   std::iota(order.begin(), order.end(), 0);
   // Batches never mix priority tiers (rank >> 32, PlanGroup::priority): within a tier, kernels
@@ -139,21 +152,39 @@ std::vector<std::vector<KernelToBuild>> make_batches(const std::vector<KernelToB
     if (ta != tb) return ta < tb;
     return instantiation_key(kernels[a]) < instantiation_key(kernels[b]);
   });
+  // Segments: runs of one tier and one layout (a TU holds one layout: its kernels share the
+  // operand types and copy atoms).
+  const auto layout_of = [](const KernelToBuild& k) { return k.desc ? static_cast<int>(k.desc->layout) : -1; };
+  std::vector<std::pair<size_t, size_t>> segments;  // [begin, end) in `order`
+  for (size_t i = 0; i < order.size(); ++i)
+    if (i == 0 || (rank[order[i]] >> 32) != (rank[order[i - 1]] >> 32) ||
+        layout_of(kernels[order[i]]) != layout_of(kernels[order[i - 1]]))
+      segments.emplace_back(i, i + 1);
+    else
+      segments.back().second = i + 1;
+  per_batch = std::max<size_t>(per_batch, 1);
+  if (jobs > 0) {
+    std::vector<size_t> sizes;
+    for (const auto& [b, e] : segments) sizes.push_back(e - b);
+    per_batch = balanced_per_tu(sizes, jobs, per_batch);
+  }
   struct Batch {
     std::vector<KernelToBuild> kernels;
     size_t best_rank = SIZE_MAX;
   };
-  const auto layout_of = [](const KernelToBuild& k) { return k.desc ? static_cast<int>(k.desc->layout) : -1; };
   std::vector<Batch> batches;
-  per_batch = std::max<size_t>(per_batch, 1);
-  for (size_t i : order) {
-    // A TU holds one layout: its kernels share the operand types and copy atoms.
-    const bool layout_changes = !batches.empty() && layout_of(batches.back().kernels.back()) != layout_of(kernels[i]);
-    const bool tier_changes = !batches.empty() && (batches.back().best_rank >> 32) != (rank[i] >> 32);
-    if (batches.empty() || batches.back().kernels.size() == per_batch || layout_changes || tier_changes)
-      batches.emplace_back();
-    batches.back().kernels.push_back(kernels[i]);
-    batches.back().best_rank = std::min(batches.back().best_rank, rank[i]);
+  for (const auto& [b, e] : segments) {
+    // The segment's TUs evenly sized: 13 kernels at 12 per TU are TUs of 7 and 6, not 12 and 1.
+    const size_t n = e - b, tus = (n + per_batch - 1) / per_batch;
+    for (size_t t = 0, at = b; t < tus; ++t) {
+      const size_t size = n / tus + (t < n % tus ? 1 : 0);
+      Batch& batch = batches.emplace_back();
+      for (size_t i = at; i < at + size; ++i) {
+        batch.kernels.push_back(kernels[order[i]]);
+        batch.best_rank = std::min(batch.best_rank, rank[order[i]]);
+      }
+      at += size;
+    }
   }
   std::stable_sort(batches.begin(), batches.end(),
                    [](const Batch& a, const Batch& b) { return a.best_rank < b.best_rank; });

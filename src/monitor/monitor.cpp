@@ -449,8 +449,8 @@ void Collector::start_compiles() {
       rest.push_back(std::move(to_build[i]));
       rest_rank.push_back(rank[i]);
     }
-  const size_t per_tu = monitor::balanced_per_tu(rest.size(), compile_->jobs(), static_cast<size_t>(o_.kernels_per_tu));
-  for (auto& batch : monitor::make_batches(rest, rest_rank, per_tu)) compile_->submit(std::move(batch));
+  for (auto& batch : monitor::make_batches(rest, rest_rank, static_cast<size_t>(o_.kernels_per_tu), compile_->jobs()))
+    compile_->submit(std::move(batch));
 }
 
 void Collector::mark_ready(const std::string& kernel, const std::string& lib_path, int index) {

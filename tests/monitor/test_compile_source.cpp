@@ -3,6 +3,7 @@
 
 #include <set>
 #include <thread>
+#include <tuple>
 
 #include "monitor/collect_fixture.hpp"
 #include "monitor/compile_source.hpp"
@@ -40,6 +41,39 @@ TEST(MonitorCompileBatches, BalancedTuSizeFillsEveryWaveOfJobs) {
         const size_t waves = (n + j * m - 1) / (j * m), tus = (n + per - 1) / per;
         EXPECT_LE(tus, waves * j) << n << " " << j << " " << m;  // never more waves than needed
       }
+}
+
+// Lease 15: runs of one tier and layout never share a TU, so a size balanced for the total
+// (150 kernels: 10) left 17 TUs with remainders of 1 (two waves on 16 jobs); sized for the runs,
+// 15 TUs of 10-11 compile in one wave.
+TEST(MonitorCompileBatches, TuSizeBalancesTheRunsOfTiersAndLayouts) {
+  EXPECT_EQ(monitor::balanced_per_tu(std::vector<size_t>{61, 41, 48}, 16, 12), 11u);
+  EXPECT_EQ(monitor::balanced_per_tu(std::vector<size_t>{262}, 16, 12), monitor::balanced_per_tu(262, 16, 12));
+  EXPECT_EQ(monitor::balanced_per_tu(std::vector<size_t>{}, 16, 12), 12u);
+  std::vector<KernelToBuild> kernels;
+  std::vector<size_t> rank;
+  const std::vector<std::tuple<Layout, size_t, int>> runs{{Layout::tn, 0, 61}, {Layout::nt, 0, 41}, {Layout::tn, 1, 48}};
+  for (const auto& [layout, tier, n] : runs)
+    for (int i = 0; i < n; ++i) {
+      kernels.push_back(kernel(layout, 64 + 8 * i, 128, 2 + static_cast<int>(tier)));
+      rank.push_back((tier << 32) | kernels.size());
+    }
+  const auto batches = monitor::make_batches(kernels, rank, 12, 16);
+  ASSERT_EQ(batches.size(), 6u + 4u + 5u) << "one wave of 16 jobs";
+  size_t total = 0;
+  for (const auto& b : batches) {
+    EXPECT_GE(b.size(), 8u) << "no remainder TUs";
+    EXPECT_LE(b.size(), 11u);
+    for (const auto& k : b) EXPECT_EQ(k.desc->layout, b.front().desc->layout);
+    total += b.size();
+  }
+  EXPECT_EQ(total, kernels.size());
+  // Without jobs the size is per_batch, still evenly cut: 13 kernels at 12 are TUs of 7 and 6.
+  const auto fixed = monitor::make_batches(std::vector<KernelToBuild>(kernels.begin(), kernels.begin() + 13),
+                                           std::vector<size_t>(rank.begin(), rank.begin() + 13), 12);
+  ASSERT_EQ(fixed.size(), 2u);
+  EXPECT_EQ(fixed[0].size() + fixed[1].size(), 13u);
+  EXPECT_GE(std::min(fixed[0].size(), fixed[1].size()), 6u);
 }
 
 TEST(MonitorCompileBatches, ShareLayoutAndTileAndFollowTheRanking) {
