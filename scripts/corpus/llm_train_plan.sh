@@ -7,7 +7,7 @@
 #
 #   llm_train_groups.jsonl  $PICK_TN TN and $PICK_GRAD NT + NN groups of set 'train' drawn with
 #                           seed $SEED, none of them a shape of the 'llm' set (the evaluation set
-#                           draws from it) or of the paper set (already training groups)
+#                           draws from it), of the paper set or of a training group of the source
 #   llm_train.jsonl         tier $PRIORITY: `cks plan active --groups`: the model's first $PICKS picks
 #                           (deployed and over the whole catalogue) and $EXPLORE exploration pick(s)
 #                           per group, at most $MAX_KERNELS kernels; joined (`plan merge --union`)
@@ -27,13 +27,21 @@ PICK_TN=${PICK_TN:-32} PICK_GRAD=${PICK_GRAD:-64} SEED=${SEED:-0}
 PICKS=${PICKS:-4} EXPLORE=${EXPLORE:-2} MAX_KERNELS=${MAX_KERNELS:-150} PRIORITY=${PRIORITY:-1}
 . scripts/corpus/corpus_source.sh
 mkdir -p "$OUT"
-"$CKS" shapes --set paper --format csv > "$TMP/paper.csv"
+# Excluded: the paper set's shapes and every shape the source already has a training group of (a
+# group's seed is part of its identity, so a redrawn group could not join its measured twin).
+"$CKS" shapes --set paper --format csv | cut -d, -f1-5 > "$TMP/exclude.csv"
+python3 - "${SRC[1]}" >> "$TMP/exclude.csv" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+for key, m, n, k, layout in db.execute("SELECT DISTINCT key, m, n, k, layout FROM groups WHERE set_name = 'train'"):
+    print(f"{key},{m},{n},{k},{layout}")
+PY
 SHAPES=(--set llm-train)
 if [ -n "${M_MAX:-}" ]; then
   "$CKS" shapes --set llm-train --format csv | awk -F, -v max="$M_MAX" 'NR == 1 || $2 <= max' > "$TMP/llm_train_small.csv"
   SHAPES=(--shapes "$TMP/llm_train_small.csv")
 fi
-MAKE=("${SHAPES[@]}" --exclude-set llm --exclude-shapes "$TMP/paper.csv" --seed "$SEED" --policy top --budget 1
+MAKE=("${SHAPES[@]}" --exclude-set llm --exclude-shapes "$TMP/exclude.csv" --seed "$SEED" --policy top --budget 1
       --group-set train)
 "$CKS" plan make "${MAKE[@]}" --layouts tn --pick "$PICK_TN" --out "$TMP/tn.jsonl"
 "$CKS" plan make "${MAKE[@]}" --layouts nt,nn --pick "$PICK_GRAD" --out "$TMP/grad.jsonl"
