@@ -7,10 +7,11 @@ NEW.csv: `cks analyze sidebyside --model NEW --methods deployed,... --per-group 
 the same with `--model BASE --methods deployed` (the shipped model's first pick, measured in the same
 repetitions). Every method of NEW.csv gets a row (its `<method>_regret` column), then BASE's
 deployed one. Prints per set: covered groups, mean / median / p95 / max regret, groups over 5 % and
-within 1 %, the geomean of pick / cuBLAS (all, and M >= 2048), the noise floor and the top-4 means.
+within 1 %, the top-4 mean, the geomean of pick / cuBLAS (all, and M >= 2048), the noise floor, and the
+paired difference of the two deployed picks with a bootstrap interval.
 Lease 15 (NOTES.md): NEW = r5 with evidence, BASE = r3; lease 16: NEW = r6, BASE = r5.
 """
-import csv, math, statistics as st, sys
+import csv, math, random, statistics as st, sys
 
 new = {r['base_key']: r for r in csv.DictReader(open(sys.argv[1]))}
 base = {r['base_key']: r for r in csv.DictReader(open(sys.argv[2]))}
@@ -68,5 +69,17 @@ for sname, keys in sets.items():
         row(f"{new_name} {m}", keys, m, new)
     row(f"{base_name} deployed", keys, 'deployed', base)
     v = [float(new[k]['floor']) for k in keys if new[k]['floor'] != '']
-    print(f"| noise floor | {len(v)} | {100 * st.mean(v):.2f} % | {100 * st.median(v):.2f} % | {100 * p95(v):.1f} % | "
-          f"{100 * max(v):.1f} % | | | | | |")
+    noise = (f"| noise floor | {len(v)} | {100 * st.mean(v):.2f} % | {100 * st.median(v):.2f} % | {100 * p95(v):.1f} % | "
+             f"{100 * max(v):.1f} % | | | | | |")
+    print(noise)
+    # Paired: the same groups and repetitions, base deployed minus new deployed (> 0: new better),
+    # with a bootstrap 95 % interval over the groups (seed 0).
+    d = [float(base[k]['deployed_regret']) - float(new[k]['deployed_regret']) for k in keys
+         if k in base and new[k].get('deployed_regret', '') != '' and base[k].get('deployed_regret', '') != '']
+    if d:
+        rng = random.Random(0)
+        boot = sorted(st.mean(rng.choices(d, k=len(d))) for _ in range(4000))
+        print(f"\npaired over {len(d)} groups: {base_name} deployed minus {new_name} deployed = "
+              f"{100 * st.mean(d):+.2f} points (95 % bootstrap interval {100 * boot[100]:+.2f} to "
+              f"{100 * boot[3899]:+.2f}); {new_name} better in {sum(x > 0 for x in d)}, worse in "
+              f"{sum(x < 0 for x in d)}, the same in {sum(x == 0 for x in d)}")
