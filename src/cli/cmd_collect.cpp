@@ -284,7 +284,7 @@ void register_collect_command(CLI::App& app) {
   cmd->add_option("--checkpoint", o.checkpoint_path, "durable copy of the registry, written periodically and at exit");
   cmd->add_option("--checkpoint-every", o.checkpoint_every_s, "seconds between checkpoints")->check(positive_real())->capture_default_str();
   cmd->add_option("--backend", o.backend, "cuda, or fake (fault injection, no GPU)")->capture_default_str();
-  cmd->add_option("--fault", o.fault_spec, "fake backend: faults to inject, e.g. 'crash@<id>;hang@<id>;slow=1000'");
+  cmd->add_option("--fault", o.fault_spec, "faults to inject, e.g. 'crash@<id>;hang@<id>;slow=1000' (fake backend: every kind of worker/fake.hpp; cuda backend: hang, launch_error and misaligned, real device faults launched in place of the kernel)");
   cmd->add_option("--seed", o.seed, "fake backend: seed of crash:p= draws")->transform(seed())->capture_default_str();
   cmd->add_flag("--real-compile", o.real_compile, "fake backend: compile the kernels with nvcc anyway");
   cmd->add_option("--fake-compile-seconds", o.fake_compile_s, "fake backend: simulated compile time per batch")->check(non_negative_real())

@@ -260,10 +260,19 @@ void Collector::validate() {
   if (o_.backend != "cuda" && o_.backend != "fake")
     throw Error("unknown backend '" + o_.backend + "' (expected cuda or fake)");
   const bool fake = o_.backend == "fake";
-  if (!fake && !o_.fault_spec.empty()) throw Error("--fault needs --backend fake");
+  faults_ = worker::fake::FaultSpec::parse(o_.fault_spec);
+  if (!fake) {
+    // The real backend injects only real device faults (worker/fake.hpp, cuda_injectable).
+    if (faults_.crash_p > 0 || faults_.slow_us > 0 || faults_.slow_start_us > 0)
+      throw Error("--fault with --backend cuda: only hang, launch_error and misaligned faults (crash:p=, slow= and "
+                  "slow_start= need --backend fake)");
+    for (const auto& f : faults_.faults)
+      if (!worker::fake::cuda_injectable(f.kind))
+        throw Error("--fault with --backend cuda: '" + f.kernel_id + "' has a fault the GPU cannot inject (only hang, "
+                    "launch_error and misaligned; the others need --backend fake)");
+  }
   if (!fake && o_.fake_compile_s > 0) throw Error("--fake-compile-seconds needs --backend fake");
   if (!fake && o_.real_compile) throw Error("--real-compile needs --backend fake (the cuda backend always compiles)");
-  faults_ = worker::fake::FaultSpec::parse(o_.fault_spec);
   if (o_.max_attempts < 1) throw Error("--max-attempts must be at least 1");
   if (!(o_.deadline_s > 0)) throw Error("--deadline must be positive");
   if (!(o_.heartbeat_timeout_s > 0)) throw Error("--heartbeat-timeout must be positive");

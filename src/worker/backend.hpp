@@ -73,8 +73,9 @@ class Backend {
   virtual MeasureResult measure(const MeasureSpec& m) = 0;
 };
 
-// Real CUDA backend (only when built with CKS_HAVE_CUDA). pool_gb = device pool size.
-std::unique_ptr<Backend> make_cuda_backend(int device, double pool_gb);
+// Real CUDA backend (only when built with CKS_HAVE_CUDA). pool_gb = device pool size;
+// fault_spec: device faults to inject (worker/fake.hpp, cuda_injectable; empty: none).
+std::unique_ptr<Backend> make_cuda_backend(int device, double pool_gb, const std::string& fault_spec = {});
 // Fake backend: synthetic throughputs, faults injected by spec (see fake_backend.cpp).
 std::unique_ptr<Backend> make_fake_backend(const std::string& fault_spec, uint64_t seed);
 

@@ -39,6 +39,7 @@
 #include "cks/kernel_lib_abi.h"
 #include "worker/backend.hpp"
 #include "worker/device_kernels.hpp"
+#include "worker/fake.hpp"
 #include "worker/nvml.hpp"
 
 namespace cks::worker {
@@ -118,7 +119,7 @@ struct KernelLibrary {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(int device, double pool_gb);
+  CudaBackend(int device, double pool_gb, const std::string& fault_spec);
   ~CudaBackend() override;
   DeviceInfo info() override;
   GroupResult setup_group(const GroupSpec& g) override;
@@ -171,9 +172,14 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Nvml> nvml_;
   std::optional<Group> group_;
   std::map<std::string, KernelLibrary> libraries_;
+  fake::FaultSpec faults_;  // device faults injected in place of launches (fake.hpp, cuda_injectable)
 };
 
-CudaBackend::CudaBackend(int device, double pool_gb) : device_(device) {
+CudaBackend::CudaBackend(int device, double pool_gb, const std::string& fault_spec)
+    : device_(device), faults_(fake::FaultSpec::parse(fault_spec)) {
+  for (const auto& f : faults_.faults)
+    if (!fake::cuda_injectable(f.kind))
+      throw Error("the cuda backend injects only hang, launch_error and misaligned faults ('" + f.kernel_id + "')");
   int count = 0;
   check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
   if (device < 0 || device >= count)
@@ -491,7 +497,16 @@ MeasureResult CudaBackend::measure_candidate(const MeasureSpec& m) {
     if (lib.reset_workspace(op_for(i), stream_) != CKS_OK) throw std::runtime_error("workspace reset failed");
   };
   // The library's own CUDA runtime saw the launch error; this one only sees sticky errors later.
+  // An injected fault (--fault) launches a faulting device kernel instead of run().
+  const auto fault = faults_.measure_fault(m.kernel_id, m.knobs.canonical());
   const LaunchFn launch = [&](int i) {
+    if (fault) {
+      const dev::InjectedFault kind = fault->kind == fake::FaultKind::hang           ? dev::InjectedFault::hang
+                                      : fault->kind == fake::FaultKind::misaligned ? dev::InjectedFault::misaligned
+                                                                                     : dev::InjectedFault::trap;
+      check(dev::inject_fault(kind, grp.replica(base).a, stream_), "injected fault");
+      return;
+    }
     if (lib.run(op_for(i), stream_) != CKS_OK) throw std::runtime_error("CUTLASS run() could not launch the kernel");
   };
 
@@ -540,8 +555,8 @@ MeasureResult CudaBackend::measure_candidate(const MeasureSpec& m) {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cuda_backend(int device, double pool_gb) {
-  return std::make_unique<CudaBackend>(device, pool_gb);
+std::unique_ptr<Backend> make_cuda_backend(int device, double pool_gb, const std::string& fault_spec) {
+  return std::make_unique<CudaBackend>(device, pool_gb, fault_spec);
 }
 
 }  // namespace cks::worker

@@ -63,6 +63,19 @@ __global__ void gate_kernel(const volatile int* flag, uint64_t timeout_ns) {
   }
 }
 
+__global__ void fault_kernel(int fault, const char* valid) {
+  if (fault == 0) {
+    volatile int spin = 1;  // never cleared: the monitor's deadline ends the worker
+    while (spin) __nanosleep(1000);
+  } else if (fault == 1) {
+    __trap();
+  } else {
+    unsigned int v;
+    asm volatile("ld.global.u32 %0, [%1];" : "=r"(v) : "l"(valid + 1));
+    if (v == 0x12345678u) asm volatile("trap;");  // keeps the load
+  }
+}
+
 unsigned int grid_for(size_t count) {
   const size_t blocks = (count + kThreads - 1) / kThreads;
   return static_cast<unsigned int>(blocks < 4096 ? (blocks > 0 ? blocks : 1) : 4096);
@@ -82,6 +95,11 @@ cudaError_t compare_bf16_f32(const void* d, const float* ref, size_t count, Comp
 
 cudaError_t launch_gate(const volatile int* flag, uint64_t timeout_ns, cudaStream_t stream) {
   gate_kernel<<<1, 1, 0, stream>>>(flag, timeout_ns);
+  return cudaGetLastError();
+}
+
+cudaError_t inject_fault(InjectedFault fault, const void* valid_ptr, cudaStream_t stream) {
+  fault_kernel<<<1, 1, 0, stream>>>(static_cast<int>(fault), static_cast<const char*>(valid_ptr));
   return cudaGetLastError();
 }
 

@@ -27,4 +27,11 @@ cudaError_t compare_bf16_f32(const void* d, const float* ref, size_t count, Comp
 // the GPU starts, so launch overhead on the host never shows up as gaps in the measured time.
 cudaError_t launch_gate(const volatile int* flag, uint64_t timeout_ns, cudaStream_t stream);
 
+// A device fault injected in place of a kernel launch (cks-worker --fault with the cuda backend,
+// the fault-path check on the GPU): a kernel that spins forever (hang), executes a trap
+// (cudaErrorLaunchFailure, sticky) or loads a 4-byte word from `valid_ptr` + 1
+// (cudaErrorMisalignedAddress, sticky). `valid_ptr`: device memory of at least 8 bytes.
+enum class InjectedFault { hang, trap, misaligned };
+cudaError_t inject_fault(InjectedFault fault, const void* valid_ptr, cudaStream_t stream);
+
 }  // namespace cks::worker::dev

@@ -25,7 +25,15 @@ enum class FaultKind : uint8_t {
   cannot_implement,  // status cannot_implement
   compile_error,     // the monitor's fake compiler fails this kernel
   oom,               // SIGKILL itself inside measure(), as the OOM killer would: an outside kill
+  misaligned,        // status launch_error, fatal: a misaligned device access (sticky)
 };
+
+// The kinds the real CUDA backend injects too (`cks collect --backend cuda --fault`, for the
+// fault-path check on the GPU, scripts/device/fault_check.sh): instead of the kernel's run() it
+// launches a device kernel that spins forever (hang), executes a trap (launch_error: "unspecified
+// launch failure") or reads a misaligned address (misaligned); every one is a real CUDA error or
+// a real hang, handled by the real backend, worker and monitor.
+bool cuda_injectable(FaultKind kind);
 
 struct Fault {
   FaultKind kind = FaultKind::crash;
@@ -38,6 +46,7 @@ struct Fault {
 // setting of the kernel, e.g. crash@k0123456789abcdef/r=m,s=2,d=h,k=1):
 //   <kind>@<kernel_id>[/<knobs>]          kind: crash hang freeze launch_error incorrect
 //                                               cannot_implement compile_error (never per knobs) oom
+//                                               misaligned
 //   crash_once@<kernel_id>[/<knobs>]:<marker_path>
 //   crash:p=<probability>                 every measurement crashes with this probability
 //   slow=<microseconds>                   every measurement takes at least this long

@@ -93,6 +93,11 @@ class FakeBackend final : public Backend {
           r.error = "fake sticky launch error (an illegal address)";
           r.fatal = true;
           return r;
+        case fake::FaultKind::misaligned:
+          r.status = "launch_error";
+          r.error = "fake sticky launch error (misaligned address)";
+          r.fatal = true;
+          return r;
         case fake::FaultKind::incorrect:
           // Only a checked measurement can notice wrong results.
           if (m.check) {

@@ -13,7 +13,8 @@ namespace {
 
 constexpr std::string_view kKindNames[] = {"crash",        "crash_once", "hang",
                                            "freeze",       "launch_error", "incorrect",
-                                           "cannot_implement", "compile_error", "oom"};
+                                           "cannot_implement", "compile_error", "oom",
+                                           "misaligned"};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -53,6 +54,10 @@ Timing timing_at(double efficiency, long m, long n, long k) {
 }
 
 }  // namespace
+
+bool cuda_injectable(FaultKind kind) {
+  return kind == FaultKind::hang || kind == FaultKind::launch_error || kind == FaultKind::misaligned;
+}
 
 FaultSpec FaultSpec::parse(std::string_view spec) {
   FaultSpec out;

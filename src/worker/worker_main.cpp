@@ -87,7 +87,7 @@ Args parse_args(int argc, char** argv) {
 std::unique_ptr<Backend> make_backend(const Args& a) {
   if (a.backend == "fake") return make_fake_backend(a.fault, a.seed);
 #ifdef CKS_HAVE_CUDA
-  return make_cuda_backend(a.device, a.pool_gb);
+  return make_cuda_backend(a.device, a.pool_gb, a.fault);
 #else
   throw cks::Error("this cks-worker was built without CUDA; only --backend fake is available");
 #endif

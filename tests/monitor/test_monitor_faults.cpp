@@ -175,7 +175,9 @@ TEST(MonitorFaults, BadOptionsAndUnstartableWorkersAreClearErrors) {
   CollectOptions o = fake_options(plan, dir / "reg.db");
   o.backend = "cuda";
   o.fault_spec = "crash@k1";
-  EXPECT_NE(error_of(o).find("--fault needs --backend fake"), std::string::npos);
+  EXPECT_NE(error_of(o).find("a fault the GPU cannot inject"), std::string::npos) << error_of(o);
+  o.fault_spec = "hang@k1;slow=100";
+  EXPECT_NE(error_of(o).find("need --backend fake"), std::string::npos) << error_of(o);
   o = fake_options(plan, dir / "reg.db");
   o.fault_spec = "boom@k1";
   EXPECT_NE(error_of(o).find("unknown fault kind"), std::string::npos);

@@ -38,6 +38,12 @@ TEST(WorkerFakeSpec, ParsesEveryFaultKind) {
   EXPECT_DOUBLE_EQ(spec.crash_p, 0.25);
   EXPECT_DOUBLE_EQ(spec.slow_us, 1500);
   EXPECT_TRUE(fake::FaultSpec::parse("").faults.empty());
+  // The kinds the real CUDA backend injects (scripts/device/fault_check.sh).
+  EXPECT_EQ(fake::FaultSpec::parse("misaligned@km").faults.at(0).kind, fake::FaultKind::misaligned);
+  for (auto k : {fake::FaultKind::hang, fake::FaultKind::launch_error, fake::FaultKind::misaligned})
+    EXPECT_TRUE(fake::cuda_injectable(k));
+  for (auto k : {fake::FaultKind::crash, fake::FaultKind::freeze, fake::FaultKind::oom, fake::FaultKind::incorrect})
+    EXPECT_FALSE(fake::cuda_injectable(k));
 }
 
 TEST(WorkerFakeSpec, RejectsBadItemsWithClearErrors) {
@@ -205,6 +211,19 @@ TEST(WorkerProcessFake, FatalLaunchErrorIsReportedThenTheWorkerExits) {
   EXPECT_EQ(result->result.status, "launch_error");
   EXPECT_TRUE(result->result.fatal);
   EXPECT_EQ(w->reap(), "exited with status 3");
+}
+
+TEST(WorkerProcessFake, MisalignedIsAFatalLaunchError) {
+  auto w = start_worker("misaligned@" + kFaulty);
+  handshake(*w);
+  ASSERT_TRUE(w->send(measure_request(8, kFaulty)));
+  auto [events, closed] = read_events(*w, 5000ms);
+  ASSERT_TRUE(closed);
+  auto result = std::find_if(events.begin(), events.end(), [](const Event& e) { return is(e, EventType::result); });
+  ASSERT_NE(result, events.end());
+  EXPECT_EQ(result->result.status, "launch_error");
+  EXPECT_NE(result->result.error.find("misaligned"), std::string::npos);
+  EXPECT_TRUE(result->result.fatal);
 }
 
 TEST(WorkerProcessFake, BadArgumentsAndAMissingExecutableExitNonZero) {
