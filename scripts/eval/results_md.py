@@ -8,13 +8,14 @@ import sys
 out = sys.argv[1]
 # What the latest side-by-side rounds were and which model was shipped before: the facts the text
 # below states (change them with the rounds; results.sh reads each group's latest round).
-EVAL_ROUND = "round 4, lease 13"
-FAMILY_ROUND = "round 3, lease 13"
-PREV_ABOUT = "r2, shipped from lease 12 to lease 13, trained on the data up to lease 11"
-SHIPPED_GROUPS, SHIPPED_DATA = "2,276", "lease 12"
-PREV_REF = "git show cb3fa10:models/default.json"
+EVAL_ROUND = "round 6, lease 16"
+FAMILY_ROUND = "round 5, lease 16"
+PREV_ABOUT = "r5, shipped for leases 15 and 16, trained on the data up to lease 14"
+SHIPPED_GROUPS, SHIPPED_DATA = "2,541", "lease 15b"
+PREV_REF = "git show 28532a5:models/default.json"
 KNOBS = ("at default runtime knobs, plus every knob variant of each group's 8 fastest kernels "
-         "(measured in lease 8, `data/README.md`)")
+         "(measured in lease 8, `data/README.md`), and since lease 16 a random slice of 125 catalogue kernels "
+         "outside the pool (with the knob variants of the 8 fastest of them)")
 SHAPES = "16 LLM shapes and 16 held-out anchor-grid shapes (none a training shape), each over all 2,000 "
 RUNS = [("default_tn", "TN: the 32 exhaustive evaluation groups", SHAPES + "TN pool kernels " + KNOBS + "."),
         ("default_nt", "NT: the 32 exhaustive evaluation groups",
@@ -86,8 +87,9 @@ if os.path.exists(SBS):
     sbs = json.load(open(SBS))
     print("## The real pick, side by side (the headline)\n")
     print("What `cks select` really returns, measured like with like: `cks plan sidebyside` re-measured, per")
-    print("evaluation group, the deployed selector's first 4 picks, the first pick of the exhaustive ranking and")
-    print("of the static score, the group's 3 fastest measured kernels and the previous model's first pick, in 4")
+    print("evaluation group, the deployed selector's first 4 picks, the first pick of the static score (and until")
+    print("round 5 of the exhaustive ranking: its row covers the groups where its pick was among the measured")
+    print("ones), the group's 3 fastest measured kernels and the previous model's first pick, in 4")
     print(f"repetitions measured back to back ({EVAL_ROUND}, one H200; `data/README.md`). Each candidate's")
     print("throughput is the median of its repetitions whose SM clock is within 30 MHz of the group's median (other")
     print("rows flagged and left out); regret is against the best compared candidate. `noise floor` is the regret of")
