@@ -18,16 +18,7 @@ BIN=${BIN:-.carry/bin}
 PLAN=${1:-data/plans/fault_check.jsonl}
 OUTDIR=${OUT:-out/fault_check}
 mkdir -p out "$OUTDIR"
-for d in /usr/local/cuda/lib64 /usr/local/cuda-13*/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
-  [ -e "$d/libcublas.so.13" ] && export LD_LIBRARY_PATH="$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" && break
-done
-export CKS_INCLUDE_DIR="$PWD/include" CKS_DATA_DIR="$PWD/data"
-if [ ! -d third_party/cutlass/include ] && [ -f .carry/cutlass.tar.xz ]; then
-  mkdir -p third_party && tar -xJf .carry/cutlass.tar.xz -C third_party
-fi
-if [ -f .carry/kcache.tar.xz ] && [ ! -f build/kernel-cache/.carried ]; then
-  mkdir -p build && tar -xJf .carry/kcache.tar.xz -C build --skip-old-files && touch build/kernel-cache/.carried
-fi
+. "$(dirname "$0")/device_env.sh"
 # The kernels of the plan's first group: listed, or an exhaustive group's pool file (relative to the plan).
 mapfile -t K < <(python3 -c '
 import json, os, sys

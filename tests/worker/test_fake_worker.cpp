@@ -200,8 +200,9 @@ TEST(WorkerProcessFake, HangKeepsHeartbeatsWithTheMeasurementIdAndFreezeStopsThe
   freeze->kill();
 }
 
-TEST(WorkerProcessFake, FatalLaunchErrorIsReportedThenTheWorkerExits) {
-  auto w = start_worker("launch_error@" + kFaulty);
+// A fatal launch error of `spec`'s kind: reported with `error` in its text, then the worker exits.
+void expect_fatal_launch_error(const std::string& spec, const std::string& error) {
+  auto w = start_worker(spec);
   handshake(*w);
   ASSERT_TRUE(w->send(measure_request(8, kFaulty)));
   auto [events, closed] = read_events(*w, 5000ms);
@@ -209,21 +210,17 @@ TEST(WorkerProcessFake, FatalLaunchErrorIsReportedThenTheWorkerExits) {
   auto result = std::find_if(events.begin(), events.end(), [](const Event& e) { return is(e, EventType::result); });
   ASSERT_NE(result, events.end());
   EXPECT_EQ(result->result.status, "launch_error");
+  EXPECT_NE(result->result.error.find(error), std::string::npos) << result->result.error;
   EXPECT_TRUE(result->result.fatal);
   EXPECT_EQ(w->reap(), "exited with status 3");
 }
 
+TEST(WorkerProcessFake, FatalLaunchErrorIsReportedThenTheWorkerExits) {
+  expect_fatal_launch_error("launch_error@" + kFaulty, "illegal address");
+}
+
 TEST(WorkerProcessFake, MisalignedIsAFatalLaunchError) {
-  auto w = start_worker("misaligned@" + kFaulty);
-  handshake(*w);
-  ASSERT_TRUE(w->send(measure_request(8, kFaulty)));
-  auto [events, closed] = read_events(*w, 5000ms);
-  ASSERT_TRUE(closed);
-  auto result = std::find_if(events.begin(), events.end(), [](const Event& e) { return is(e, EventType::result); });
-  ASSERT_NE(result, events.end());
-  EXPECT_EQ(result->result.status, "launch_error");
-  EXPECT_NE(result->result.error.find("misaligned"), std::string::npos);
-  EXPECT_TRUE(result->result.fatal);
+  expect_fatal_launch_error("misaligned@" + kFaulty, "misaligned");
 }
 
 TEST(WorkerProcessFake, BadArgumentsAndAMissingExecutableExitNonZero) {
