@@ -124,7 +124,7 @@ void run_picks(const char* command, const PicksCli& c, const MakePicks& make) {
   const SelectionMethods sel(c.model, c.methods, {c.top, c.exhaustive_top, c.static_top});
   auto source = open_data(c.src.registry, c.src.data);
   RegistryOptions ropt;
-  ropt.create = false;
+  ropt.read_only = true;  // plans are made from the data, never written to it
   const Registry reg(source->path(), ropt);
   std::vector<GroupInfo> groups;
   for (auto& g : groups_of(reg, c.groups_plan)) {
@@ -229,7 +229,7 @@ void register_picks_commands(CLI::App* plan) {
         for (const auto& c : g.candidates) kernels[g.group.layout].insert(c.first);
     auto source = open_data(fsrc.registry, fsrc.data);
     RegistryOptions ropt;
-    ropt.create = false;
+    ropt.read_only = true;  // plans are made from the data, never written to it
     const Registry reg(source->path(), ropt);
     std::vector<GroupInfo> groups;
     for (auto& g : groups_of(reg, fgroups))
