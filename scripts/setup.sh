@@ -50,6 +50,9 @@ fi
 # never fail the set-up: the commands that need them say clearly when they are absent.
 if [ "${CKS_SKIP_PIP:-0}" != 1 ]; then
   python3 -m pip install -q -r scripts/requirements.txt || log "warning: some Python tools failed to install"
+  if [ "${CKS_WITH_PARQUET:-0}" = 1 ]; then
+    python3 -m pip install -q pyarrow || log "warning: pyarrow failed to install (scripts/data/export_parquet.py needs it)"
+  fi
 fi
 
 # ccache when present: CI machines keep its cache between runs, a rebuild then takes seconds.
