@@ -6,6 +6,10 @@
 # The MLP training plugin (`cks train --model mlp`, libtorch) is opt-in: CKS_WITH_TORCH=1 installs
 # libtorch-dev (about 490 MB of packages) and builds it. Nothing else needs libtorch: the runtime,
 # the selector, libcks.so and the shipped model do not. Packages are installed without recommends.
+# Slurm and munge (slurmctld, slurmd, munge, slurm-client) are installed for the cluster scripts'
+# test (ctest -L slurm: a one-node cluster started by the test itself; docs/cluster.md); no
+# daemon is started here. The Parquet export (scripts/data/export_parquet.py) needs pyarrow,
+# installed with CKS_WITH_PARQUET=1 (docs/parquet.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$(pwd)
@@ -15,7 +19,8 @@ log() { echo "[setup] $*" >&2; }
 
 if [ "${CKS_SKIP_APT:-0}" != 1 ]; then
   PKGS="cmake g++ make pkg-config libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-        libeigen3-dev libsqlite3-dev sqlite3 zlib1g-dev libxgboost-dev unzip python3-pip xz-utils"
+        libeigen3-dev libsqlite3-dev sqlite3 zlib1g-dev libxgboost-dev unzip python3-pip xz-utils
+        slurmctld slurmd slurm-client munge"
   # OpenBLAS: libtorch's BLAS (MLP training 7x faster than the reference BLAS).
   [ "${CKS_WITH_TORCH:-0}" = 1 ] && PKGS="$PKGS libtorch-dev libopenblas0-pthread"
   missing=$(for p in $PKGS; do dpkg -s "$p" >/dev/null 2>&1 || echo "$p"; done)
@@ -50,6 +55,9 @@ fi
 # never fail the set-up: the commands that need them say clearly when they are absent.
 if [ "${CKS_SKIP_PIP:-0}" != 1 ]; then
   python3 -m pip install -q -r scripts/requirements.txt || log "warning: some Python tools failed to install"
+  if [ "${CKS_WITH_PARQUET:-0}" = 1 ]; then
+    python3 -m pip install -q pyarrow || log "warning: pyarrow failed to install (scripts/data/export_parquet.py needs it)"
+  fi
 fi
 
 # ccache when present: CI machines keep its cache between runs, a rebuild then takes seconds.

@@ -125,6 +125,16 @@ Dataset load_dataset(const Registry& registry, const HardwareDesc& hw, const Pro
 Dataset load_dataset(const Registry& registry, const HardwareDesc& hw, const DatasetOptions& options,
                      const Progress& progress = {});
 
+// A loaded data set as one binary file (native byte order; the corpus cache keeps one beside its
+// entry, so `cks train` and `cks eval` skip the scan and the feature computation when the shards
+// have not changed). write_dataset_file writes atomically; read_dataset_file returns nullopt for
+// a missing file, or one that is truncated, of another format or of another feature schema.
+void write_dataset_file(const Dataset& d, const std::string& path);
+std::optional<Dataset> read_dataset_file(const std::string& path);
+// Identifies what a data set depends on besides the registry: the hardware descriptor, the
+// options and the feature schema (16 hex digits).
+std::string dataset_fingerprint(const HardwareDesc& hw, const DatasetOptions& options);
+
 // ---------------------------------------------------------------- rankers
 enum class ModelKind : uint8_t { xgboost = 0, ridge = 1, mlp = 2 };
 std::string_view to_string(ModelKind k);

@@ -226,6 +226,33 @@ std::string sidebyside_rep_key(const std::string& base, size_t round, size_t rep
 Plan make_sidebyside_plan(const std::vector<GroupInfo>& groups, const Registry* reg,
                           const std::vector<PickMethod>& methods, const SideBySidePlanOptions& o);
 
+// `cks plan split` (issue 19, collection on a cluster): one plan cut into `parts` plans of about
+// equal estimated GPU time, one per task of a job array. The cost model (split_cost_seconds) is
+// a measurement's fixed cost plus its 20 timed and warm-up launches at a rough throughput, plus
+// each group's set-up; calibrated on the committed corpus (docs/cluster.md). Groups go whole to
+// the least loaded part, costliest first (LPT); a group costing more than a part's share is
+// dealt round-robin into pieces first (its candidates alternate between the pieces, so each
+// holds good and poor candidates alike), unless it is "whole" (measured in one stretch). Each
+// part lists its groups (or pieces) in the input's order. Every candidate of the input is in
+// exactly one part; a group split over parts keeps its key, set and seed in each, so merging the
+// parts' registries joins its rows. Throws Error when a part would be empty.
+struct SplitCostModel {
+  double per_measurement_s = 1.0e-3;  // IPC, set-up, verification of one candidate
+  double launches = 20;               // 5 warm-up + 5 x 3 timed
+  double launch_s = 10e-6;            // a launch's fixed latency
+  double flops_per_s = 120e12;        // the throughput a sampled candidate reaches on average
+  double per_group_s = 0.5;           // operands, cuBLAS reference, group set-up
+};
+double split_cost_seconds(const PlanGroup& g, size_t candidates, const SplitCostModel& model = {});
+struct SplitPart {
+  Plan plan;
+  double estimated_s = 0;
+};
+// `plan_dir`: where `plan` was read from, `out_dir`: where the parts will be written (exhaustive
+// groups kept whole name their pool relative to it).
+std::vector<SplitPart> split_plan(const Plan& plan, size_t parts, const std::string& plan_dir, const std::string& out_dir,
+                                  const SplitCostModel& model = {});
+
 // True for by 16 lowercase hex digits (KernelDesc::id()).
 bool is_kernel_id(std::string_view s);
 

@@ -217,24 +217,73 @@ std::string pack_shard(const std::string& registry_path, const std::string& out_
 // keeps each committed file well under hosting limits. Merged when read like any shards.
 std::vector<std::string> pack_shards(const std::string& registry_path, const std::string& out_dir, int parts);
 
+// How a DataSource reads a shard directory.
+struct DataSourceOptions {
+  // Read the directory through the corpus cache (corpus_cache_dir(); off when that is empty).
+  bool use_cache = true;
+  // Build the cache entry again even when it exists (`cks data cache rebuild`).
+  bool rebuild = false;
+};
+
 // Data to read: a registry file used in place, or a directory whose *.db.gz shards are merged
-// into a temporary registry (deleted with this object, or by a stop signal). Every shard must be
-// a valid gzip of a cks registry: an empty, truncated or foreign shard is an error. Open path()
-// with RegistryOptions::read_only.
+// into one registry. The merge is the same either way (the largest shard, decompressed, is the
+// base; the others are merged into it by size then name); its result is an entry of the corpus
+// cache, built on first use and reused while the shard set is the same, or, with the cache off
+// or unusable, a temporary registry deleted with this object (or by a stop signal). Every shard
+// must be a valid gzip of a cks registry: an empty, truncated or foreign shard is an error.
+// Open path() with RegistryOptions::read_only.
 class DataSource {
  public:
-  explicit DataSource(const std::string& registry_or_dir);
+  explicit DataSource(const std::string& registry_or_dir, const DataSourceOptions& options = {});
   ~DataSource();
   DataSource(const DataSource&) = delete;
   DataSource& operator=(const DataSource&) = delete;
   const std::string& path() const { return path_; }  // the registry to open
   size_t shards() const { return shards_; }          // shards merged (0: a plain registry)
+  // A corpus cache entry: its key and directory (empty otherwise), and whether it was there
+  // already (false: this object built it).
+  const std::string& cache_key() const { return cache_key_; }
+  const std::string& cache_dir() const { return cache_dir_; }
+  bool cache_hit() const { return cache_hit_; }
 
  private:
   std::string path_;
   size_t shards_ = 0;
-  TempPath temp_;  // the merged registry of a shard directory
+  std::string cache_key_, cache_dir_;
+  bool cache_hit_ = false;
+  TempPath temp_;  // the merged registry of a shard directory read without the cache
 };
+
+// The corpus cache (docs/registry.md, "Corpus cache"): consolidated registries of shard
+// directories, "<dir>/<key>.db", key = corpus_key() of the shards. The directory is
+// $CKS_CORPUS_CACHE when set ("off" disables the cache), else $XDG_CACHE_HOME/cks/corpus, else
+// $HOME/.cache/cks/corpus; "" when off or when neither variable is set.
+std::string corpus_cache_dir();
+// The *.db.gz files of a shard directory, sorted by name (throws Error when there is none).
+std::vector<std::string> shard_files(const std::string& dir);
+// 16 hex digits: a hash of the sorted shard names, their sizes and the CRC-32 of their bytes, and
+// the schema version the merge produces. The same shard set gives the same key anywhere.
+std::string corpus_key(const std::vector<std::string>& shards);
+struct CorpusCacheEntry {
+  std::string key, path;
+  uint64_t bytes = 0;
+  std::string last_used;   // ISO-8601 UTC (the entry's mtime: touched on every use)
+  size_t shards = 0;       // from its manifest "<key>.json" (0 when absent)
+  std::string built_at;
+  double build_seconds = 0;
+};
+// The entries of a cache directory, most recently used first.
+std::vector<CorpusCacheEntry> corpus_cache_entries(const std::string& cache_dir);
+// Removes every entry (and its manifest and stats); returns how many. Readers that have an
+// entry open keep reading it (the file goes when they close it).
+size_t clear_corpus_cache(const std::string& cache_dir);
+// The counts of registry_stats() for a data source; for a cache entry, computed once and kept
+// beside it ("<key>.stats-<build>.json", per cks build), since the entry never changes.
+nlohmann::ordered_json data_stats(const DataSource& source);
+// A file derived from a cache entry and kept beside it, "<dir>/<key>.<what>-<build><ext>" (the
+// running cks build's: a derived file is never read by another build); removed with the entry.
+// "" when the source is not a cache entry.
+std::string corpus_cache_file(const DataSource& source, const std::string& what, const std::string& ext);
 
 // Readers below use reg.handle() directly: don't share their Registry with a writing thread.
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Hyper-parameter search for the selector's rankers (issue 6; docs/hpo.md).
 
-One Optuna study per ablation arm (study name = arm) in one RDB storage (SQLite by default; a
-database server URL works the same across machines). Each trial runs
+One Optuna study per ablation arm (study name = arm) in one storage: an RDB (SQLite by default; a
+database server URL works the same across machines) or Optuna's journal file
+(`--storage journal:PATH`, a file on shared storage that workers on several nodes append to: the
+Slurm array of docs/cluster.md, where SQLite would lock poorly over a network file system). Each trial runs
 
     cks eval --groups cv --no-baselines --format json --model <spec> <the trial's options>
 
@@ -16,6 +18,13 @@ COMPLETE trials.
     python3 scripts/hpo/tune.py --arm xgb-ndcg --trials 50 --workers 2
     python3 scripts/hpo/tune.py --report [--write-docs]      # table of every arm, exports
     optuna-dashboard sqlite:///data/hpo/studies.db
+
+On a cluster the study is prepared once and each job-array task runs one worker
+(scripts/cluster/tune_array.sbatch does this; SIGTERM makes a worker fail its running trial,
+queue it again with the same parameters and exit):
+
+    python3 scripts/hpo/tune.py --prepare --arm xgb-ndcg --storage journal:/shared/studies.log
+    python3 scripts/hpo/tune.py --worker I --arm xgb-ndcg --trials 50 --storage journal:/shared/studies.log
 
 `--list-arms` prints the arms and their search spaces.
 """
@@ -197,14 +206,38 @@ def die_with_parent():
         pass
 
 
+# A worker's stop request (SIGTERM: Slurm's preemption, scancel, requeue) and the cks it runs.
+STOP = {"requested": False, "child": None}
+
+
 def run_cks(cks, argv, timeout=None):
     """Runs cks, returns the rows of its JSON table. Raises RuntimeError with its stderr tail."""
-    proc = subprocess.run([cks] + argv, cwd=ROOT, capture_output=True, text=True, timeout=timeout,
-                          preexec_fn=die_with_parent)
-    if proc.returncode != 0:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
-        raise RuntimeError(f"cks exited with {proc.returncode}: {tail}")
-    return json.loads(proc.stdout)
+    if STOP["requested"]:
+        raise RuntimeError("stop requested")
+    with subprocess.Popen([cks] + argv, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          preexec_fn=die_with_parent) as child:
+        STOP["child"] = child
+        try:
+            stdout, stderr = child.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.communicate()
+            raise
+        finally:
+            STOP["child"] = None
+    if child.returncode != 0:
+        tail = "\n".join(stderr.strip().splitlines()[-5:])
+        raise RuntimeError(f"cks exited with {child.returncode}: {tail}")
+    return json.loads(stdout)
+
+
+def on_stop_signal(signum, frame):
+    """SIGTERM / SIGINT in a worker: end the running cks (its trial fails and is queued again by
+    the worker loop), start no further trial."""
+    STOP["requested"] = True
+    child = STOP["child"]
+    if child is not None and child.poll() is None:
+        child.terminate()
 
 
 def model_row(rows):
@@ -273,7 +306,70 @@ def import_optuna():
     return optuna
 
 
+def journal_storage(optuna, path, heartbeat, retry):
+    """Optuna's journal storage on a file (JournalFileBackend from Optuna 4.0, JournalFileStorage
+    before), locked with open(O_EXCL) (works on NFS), with heartbeats: Optuna's journal has
+    none, so a running trial records the time in a system attribute every `heartbeat` seconds
+    and a trial silent for 4x that is stale (failed, then queued again by `retry`)."""
+    try:
+        from optuna.storages.journal import JournalFileBackend, JournalFileOpenLock
+        backend = JournalFileBackend(path, lock_obj=JournalFileOpenLock(path))
+    except ImportError:  # Optuna < 4.0
+        backend = optuna.storages.JournalFileStorage(path, lock_obj=optuna.storages.JournalFileOpenLock(path))
+    try:
+        from optuna.storages._heartbeat import BaseHeartbeat
+    except ImportError:
+        log("tune.py: warning: this Optuna has no heartbeat interface: a killed worker's trial stays RUNNING")
+        return optuna.storages.JournalStorage(backend)
+
+    class HeartbeatJournalStorage(optuna.storages.JournalStorage, BaseHeartbeat):
+        KEY = "cks_heartbeat"
+
+        def record_heartbeat(self, trial_id):
+            try:
+                self.set_trial_system_attr(trial_id, self.KEY, time.time())
+            except Exception:  # the trial finished meanwhile (or was failed as stale elsewhere)
+                pass
+
+        def _get_stale_trial_ids(self, study_id):
+            now = time.time()
+            stale = []
+            for t in self.get_all_trials(study_id, deepcopy=False,
+                                         states=(optuna.trial.TrialState.RUNNING,)):
+                last = t.system_attrs.get(self.KEY)
+                if last is None and t.datetime_start is not None:
+                    last = t.datetime_start.timestamp()
+                if last is not None and now - last > 4 * heartbeat:
+                    stale.append(t._trial_id)
+            return stale
+
+        def get_heartbeat_interval(self):
+            return heartbeat
+
+        def get_heartbeat_stale_trial_callback(self):
+            return retry
+
+        def get_failed_trial_callback(self):  # Optuna < 4.9
+            return retry
+
+    return HeartbeatJournalStorage(backend)
+
+
+def retry_callback(optuna):
+    """Queues a failed trial again with its parameters (at most 3 times)."""
+    retry_cls = getattr(optuna.storages, "RetryHeartbeatStaleTrialCallback", None) or \
+        optuna.storages.RetryFailedTrialCallback  # Optuna < 4.9
+    return retry_cls(max_retry=3)
+
+
 def make_storage(optuna, url, heartbeat=30):
+    retry = retry_callback(optuna)
+    if url.startswith("journal:"):
+        path = url[len("journal:"):]
+        if not os.path.isabs(path):
+            path = os.path.join(ROOT, path)
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        return journal_storage(optuna, path, heartbeat, retry)
     kwargs = {}
     if url.startswith("sqlite:///"):
         path = url[len("sqlite:///"):]
@@ -282,9 +378,6 @@ def make_storage(optuna, url, heartbeat=30):
             url = "sqlite:///" + path
         os.makedirs(os.path.dirname(path), exist_ok=True)
         kwargs["engine_kwargs"] = {"connect_args": {"timeout": 120}}
-    retry_cls = getattr(optuna.storages, "RetryHeartbeatStaleTrialCallback", None) or \
-        optuna.storages.RetryFailedTrialCallback  # Optuna < 4.9
-    retry = retry_cls(max_retry=3)
     hb = {"heartbeat_interval": heartbeat, "grace_period": 4 * heartbeat}
     try:
         return optuna.storages.RDBStorage(url, heartbeat_stale_trial_callback=retry, **hb, **kwargs)
@@ -331,11 +424,21 @@ def best_text(study):
 def worker_main(args):
     optuna = import_optuna()
     storage = make_storage(optuna, args.storage, args.heartbeat)
-    proto = json.loads(args.protocol_json)
     arm, target = args.arm[0], args.trials
+    try:
+        plain = optuna.load_study(study_name=arm, storage=storage)
+    except KeyError:
+        sys.exit(f"tune.py: no study {arm} in {args.storage} (tune.py --prepare --arm {arm} creates it)")
+    # A worker started by tune.py gets the protocol on its command line; one started alone
+    # (--worker, a job-array task) reads what --prepare stored in the study.
+    proto = json.loads(args.protocol_json) if args.protocol_json else plain.user_attrs.get("protocol")
+    if proto is None:
+        sys.exit(f"tune.py: study {arm} has no protocol (tune.py --prepare --arm {arm} stores it)")
+    signal.signal(signal.SIGTERM, on_stop_signal)
+    signal.signal(signal.SIGINT, on_stop_signal)
     # The TPE seed of this worker: --sampler-seed, the worker index and the trials already in the
     # study (a resumed worker must not replay the random start-up draws of an earlier run).
-    started = len(optuna.load_study(study_name=arm, storage=storage).get_trials(deepcopy=False))
+    started = len(plain.get_trials(deepcopy=False))
     study = open_study(optuna, storage, arm, proto, args.sampler_seed + 1000 * args._worker + 1000003 * started,
                        create=False)
     tag = f"[{arm} w{args._worker}]"
@@ -355,6 +458,9 @@ def worker_main(args):
         return m["mean"]
 
     while True:
+        if STOP["requested"]:
+            log(f"{tag} stop requested: no further trial")
+            break
         optuna.storages.fail_stale_trials(study)  # a killed worker's trial: FAIL, then retried (WAITING)
         c = counts(optuna, study)
         if c["COMPLETE"] >= target:
@@ -392,6 +498,12 @@ def worker_main(args):
         c = counts(optuna, study)
         if t is None:
             continue
+        if STOP["requested"] and t.state.name != "COMPLETE":
+            # Stopped from outside (preemption): not the configuration's fault. It runs again, with
+            # the same parameters, in whichever worker asks next.
+            retry_callback(optuna)(study, t)
+            log(f"{tag} trial {t.number} stopped by a signal; queued again with the same parameters")
+            break
         if t.state.name == "COMPLETE":
             fails_in_row = 0
             log(f"{tag} trial {t.number} {t.value:.4f} in {time.time() - t0:.0f} s | complete {c['COMPLETE']}/{target}, "
@@ -417,6 +529,22 @@ def warn_reference_blas(arms):
             "OpenBLAS (apt-get install libopenblas0-pthread)")
 
 
+def prepare_study(optuna, storage, arm, proto, args):
+    """The arm's study, created with its protocol and the default configuration as first trial."""
+    study = open_study(optuna, storage, arm, proto, args.sampler_seed, create=True)
+    old = study.user_attrs.get("protocol")
+    if old is None:
+        study.set_user_attr("protocol", proto)
+        study.set_user_attr("arm", ARMS[arm])
+        study.enqueue_trial(default_trial(arm), user_attrs={"enqueued": "default configuration"})
+    elif comparable(old) != comparable(proto) and not args.force:
+        sys.exit(f"tune.py: study {arm} was run with protocol {old}; this command asks for {proto} (trials would "
+                 "not be comparable). Use the same options, another --storage, or --force.")
+    elif old != proto:
+        study.set_user_attr("protocol", proto)  # the same protocol, the registry found elsewhere
+    return study
+
+
 def tune(args):
     optuna = import_optuna()
     warn_reference_blas(args.arm)
@@ -425,19 +553,11 @@ def tune(args):
     storage = make_storage(optuna, args.storage, args.heartbeat)
     status = 0
     for arm in args.arm:
-        study = open_study(optuna, storage, arm, proto, args.sampler_seed, create=True)
-        old = study.user_attrs.get("protocol")
-        if old is None:
-            study.set_user_attr("protocol", proto)
-            study.set_user_attr("arm", ARMS[arm])
-            study.enqueue_trial(default_trial(arm), user_attrs={"enqueued": "default configuration"})
-        elif comparable(old) != comparable(proto) and not args.force:
-            sys.exit(f"tune.py: study {arm} was run with protocol {old}; this command asks for {proto} (trials would "
-                     "not be comparable). Use the same options, another --storage, or --force.")
+        study = prepare_study(optuna, storage, arm, proto, args)
         c = counts(optuna, study)
         log(f"tune.py: {arm}: {ARMS[arm]['about']}; {c['COMPLETE']} complete of {args.trials}, "
             f"{args.workers} worker(s); {best_text(study)}")
-        if c["COMPLETE"] >= args.trials:
+        if args.prepare or c["COMPLETE"] >= args.trials:
             continue
         base = [sys.executable, os.path.abspath(__file__), "--arm", arm, "--storage", args.storage, "--trials",
                 str(args.trials), "--cks", args.cks, "--sampler-seed", str(args.sampler_seed),
@@ -695,6 +815,12 @@ def main():
     ap.add_argument("--export-dir", default="data/hpo", help="--report: CSV exports, report.md, report.json")
     ap.add_argument("--write-docs", action="store_true", help="--report: replace the table in docs/hpo.md")
     ap.add_argument("--list-arms", action="store_true", help="print the arms and their search spaces")
+    ap.add_argument("--prepare", action="store_true",
+                    help="create the arms' studies (protocol, default first trial) and start no worker: then "
+                         "run --worker I once per worker, e.g. as the tasks of a Slurm job array")
+    ap.add_argument("--worker", type=int, metavar="I",
+                    help="run worker I of one --arm on its prepared study until it holds --trials COMPLETE "
+                         "trials (SIGTERM: its running trial is queued again, the worker exits 0)")
     ap.add_argument("--_worker", type=int, help=argparse.SUPPRESS)
     ap.add_argument("--protocol-json", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -706,6 +832,14 @@ def main():
     for a in args.arm or []:
         if a not in ARMS:
             ap.error(f"unknown arm {a!r} (expected one of {', '.join(ARMS)})")
+    if args.worker is not None:
+        if args._worker is not None or not args.arm or len(args.arm) != 1:
+            ap.error("--worker runs one --arm")
+        if args.worker < 0:
+            ap.error("--worker must be >= 0")
+        if not os.path.exists(args.cks):
+            sys.exit(f"tune.py: {args.cks} not found (build first: bash scripts/setup.sh)")
+        args._worker = args.worker
     if args._worker is not None:
         return worker_main(args)
     if args.report:

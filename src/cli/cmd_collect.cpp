@@ -1,5 +1,6 @@
 // cks collect — run (or resume) a collection plan on the GPUs; cks plan make/show — build and
 // summarise plans. See docs/monitor.md.
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -124,7 +125,7 @@ void run_picks(const char* command, const PicksCli& c, const MakePicks& make) {
   const SelectionMethods sel(c.model, c.methods, {c.top, c.exhaustive_top, c.static_top});
   auto source = open_data(c.src.registry, c.src.data);
   RegistryOptions ropt;
-  ropt.create = false;
+  ropt.read_only = true;  // plans are made from the data, never written to it
   const Registry reg(source->path(), ropt);
   std::vector<GroupInfo> groups;
   for (auto& g : groups_of(reg, c.groups_plan)) {
@@ -229,7 +230,7 @@ void register_picks_commands(CLI::App* plan) {
         for (const auto& c : g.candidates) kernels[g.group.layout].insert(c.first);
     auto source = open_data(fsrc.registry, fsrc.data);
     RegistryOptions ropt;
-    ropt.create = false;
+    ropt.read_only = true;  // plans are made from the data, never written to it
     const Registry reg(source->path(), ropt);
     std::vector<GroupInfo> groups;
     for (auto& g : groups_of(reg, fgroups))
@@ -440,6 +441,40 @@ void register_plan_command(CLI::App& app) {
     write_plan(p, merge_out);
     std::fprintf(stderr, "cks plan merge: %s: %zu groups, %zu candidates\n", merge_out.c_str(), p.groups.size(),
                  p.candidates());
+  });
+
+  auto* split = plan->add_subcommand(
+      "split", "cut a plan into N plans of about equal estimated GPU time (one per task of a cluster job array)");
+  static std::string split_in, split_dir, split_format;
+  static size_t split_parts = 2;
+  split->add_option("plan", split_in, "plan file")->required();
+  split->add_option("--parts", split_parts, "number of parts")->required()->transform(uint_in(1, 100000));
+  split->add_option("--out-dir", split_dir, "directory of the parts: <stem>_p<i>of<N>.jsonl")->required();
+  add_format(split, split_format);
+  split->callback([] {
+    const Format f = parse_format(split_format);
+    const Plan p = read_plan(split_in);
+    const std::string stem = fs::path(split_in).stem().string();
+    std::error_code ec;
+    fs::create_directories(split_dir, ec);
+    if (ec) throw Error("cannot create '" + split_dir + "': " + ec.message());
+    const auto parts = split_plan(p, split_parts, fs::path(split_in).parent_path().string(), split_dir);
+    Table t({"part", "plan", "groups", "candidates", "kernels", "estimated_s"});
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const std::string out =
+          (fs::path(split_dir) / (stem + "_p" + std::to_string(i + 1) + "of" + std::to_string(parts.size()) + ".jsonl"))
+              .string();
+      write_plan(parts[i].plan, out);
+      std::set<std::string> kernels;
+      for (const auto& g : parts[i].plan.groups)
+        for (const auto& c : g.candidates) kernels.insert(c.first);
+      t.add_row({static_cast<int64_t>(i + 1), out, static_cast<int64_t>(parts[i].plan.groups.size()),
+                 static_cast<int64_t>(parts[i].plan.candidates()), static_cast<int64_t>(kernels.size()),
+                 std::round(parts[i].estimated_s)});
+    }
+    std::fprintf(stderr, "cks plan split: %s: %zu groups, %zu candidates in %zu parts\n", split_in.c_str(),
+                 p.groups.size(), p.candidates(), parts.size());
+    t.write(std::cout, f);
   });
 
   auto* show = plan->add_subcommand("show", "summarise a plan, one row per group");

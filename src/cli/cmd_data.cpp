@@ -1,4 +1,6 @@
 // `cks data stats|export|merge|pack`: reading, combining and committing measurement data.
+#include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -67,8 +69,7 @@ void register_stats(CLI::App* data) {
   cmd->callback([src, fmt] {
     const Format format = parse_format(*fmt);
     auto source = open_data(src->registry, src->data);
-    const Registry reg(source->path(), read_only());
-    print_stats(registry_stats(reg), format);
+    print_stats(data_stats(*source), format);
   });
 }
 
@@ -137,15 +138,90 @@ void register_pack(CLI::App* data) {
   });
 }
 
+// The shard directory of --data (default data/shards), checked like open_data() checks it.
+std::string shard_dir(const std::string& data) {
+  const std::string dir = data.empty() ? kDefaultShardDir : data;
+  if (!std::filesystem::is_directory(dir)) {
+    if (data.empty()) throw Error("no data: pass --data DIR (" + dir + " not found)");
+    throw Error("--data expects a directory of shards; '" + dir + "' is not one");
+  }
+  return dir;
+}
+
+std::string cache_dir_or_fail() {
+  const std::string dir = corpus_cache_dir();
+  if (dir.empty())
+    throw Error("the corpus cache is off (CKS_CORPUS_CACHE=off, or neither XDG_CACHE_HOME nor HOME is set)");
+  return dir;
+}
+
+void register_cache(CLI::App* data) {
+  auto* cache = data->add_subcommand(
+      "cache", "the corpus cache: shard directories merged once, opened in place by every reading command");
+  cache->require_subcommand(1);
+
+  auto* status = cache->add_subcommand("status", "the cache directory's entries, most recently used first");
+  auto sdata = std::make_shared<std::string>();
+  auto sfmt = std::make_shared<std::string>();
+  status->add_option("--data", *sdata, "mark the entry of this shard directory (default data/shards)");
+  add_format(status, *sfmt);
+  status->callback([sdata, sfmt] {
+    const Format format = parse_format(*sfmt);
+    const std::string dir = cache_dir_or_fail();
+    std::string current;
+    const std::string shards = sdata->empty() ? kDefaultShardDir : *sdata;
+    if (std::filesystem::is_directory(shards)) current = corpus_key(shard_files(shards));
+    else if (!sdata->empty()) shard_dir(*sdata);  // the one-line error
+    Table t({"key", "current", "shards", "mb", "built_at", "build_s", "last_used", "path"});
+    for (const auto& e : corpus_cache_entries(dir))
+      t.add_row({e.key, std::string(e.key == current ? "yes" : "no"), static_cast<int64_t>(e.shards),
+                 static_cast<double>(e.bytes) / 1e6, e.built_at, e.build_seconds, e.last_used, e.path});
+    std::fprintf(stderr, "cks data cache: %s%s\n", dir.c_str(),
+                 current.empty() ? ""
+                                 : (" (" + shards + ": key " + current +
+                                    (std::filesystem::exists(dir + "/" + current + ".db") ? ", cached)" : ", not cached yet)"))
+                                       .c_str());
+    t.write(std::cout, format);
+  });
+
+  auto* path = cache->add_subcommand("path", "the cached registry of a shard directory (built when missing)");
+  auto pdata = std::make_shared<std::string>();
+  path->add_option("--data", *pdata, "the shard directory (default data/shards)");
+  path->callback([pdata] {
+    cache_dir_or_fail();
+    const DataSource source(shard_dir(*pdata));
+    std::cout << source.path() << '\n';
+  });
+
+  auto* rebuild = cache->add_subcommand("rebuild", "merge a shard directory into its cache entry again");
+  auto rdata = std::make_shared<std::string>();
+  rebuild->add_option("--data", *rdata, "the shard directory (default data/shards)");
+  rebuild->callback([rdata] {
+    cache_dir_or_fail();
+    DataSourceOptions o;
+    o.rebuild = true;
+    const DataSource source(shard_dir(*rdata), o);
+    std::cout << source.path() << '\n';
+  });
+
+  auto* clear = cache->add_subcommand("clear", "remove every entry of the cache directory");
+  clear->callback([] {
+    const std::string dir = cache_dir_or_fail();
+    const size_t n = clear_corpus_cache(dir);
+    std::fprintf(stderr, "cks data cache: removed %zu entries from %s\n", n, dir.c_str());
+  });
+}
+
 }  // namespace
 
 void register_data(CLI::App& app) {
-  auto* data = app.add_subcommand("data", "measurement registry: stats, export, merge, pack");
+  auto* data = app.add_subcommand("data", "measurement registry: stats, export, merge, pack, cache");
   data->require_subcommand(1);
   register_stats(data);
   register_export(data);
   register_merge(data);
   register_pack(data);
+  register_cache(data);
 }
 
 }  // namespace cks::cli

@@ -1,10 +1,12 @@
 // `cks train`, `cks eval`, `cks select`: the learned selector (docs/models.md).
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -48,12 +50,37 @@ const Progress& stderr_progress() {
 }
 
 Dataset read_dataset(const SourceOpts& src, std::string& origin, const DatasetOptions& options = {}) {
+  const auto t0 = Clock::now();
   auto source = open_source(src);
   origin = src.registry.empty() ? (src.data.empty() ? kDefaultShards : src.data) : src.registry;
-  RegistryOptions ro;
-  ro.read_only = true;
-  const Registry reg(source->path(), ro);
-  Dataset d = load_dataset(reg, default_hw(), options, stderr_progress());
+  // From a corpus cache entry, the data set itself is kept beside it: read back when there.
+  const std::string kept =
+      corpus_cache_file(*source, "dataset-" + dataset_fingerprint(default_hw(), options).substr(0, 8), ".bin");
+  std::optional<Dataset> from_file = kept.empty() ? std::nullopt : read_dataset_file(kept);
+  Dataset d;
+  if (from_file) {
+    d = std::move(*from_file);
+  } else {
+    RegistryOptions ro;
+    ro.read_only = true;
+    const Registry reg(source->path(), ro);
+    d = load_dataset(reg, default_hw(), options, stderr_progress());
+    if (!kept.empty()) {
+      try {
+        write_dataset_file(d, kept);
+      } catch (const Error&) {
+        // a full or read-only cache directory: the data set is computed again next time
+      }
+    }
+  }
+  // What the data loading cost (scripts/bench/corpus_load.sh reads this line).
+  std::cerr << "cks: note: read " << d.rows() << " rows of " << d.groups.size() << " groups from " << origin << " in "
+            << format_double(std::round(seconds_since(t0) * 10) / 10) << " s"
+            << (source->cache_key().empty()
+                    ? ""
+                    : std::string(" (corpus cache ") + (!source->cache_hit() ? "built" : from_file ? "hit, data set kept" : "hit") +
+                          ": " + source->path() + ")")
+            << "\n";
   if (d.run_normalized_groups)
     std::cerr << "cks: note: " << d.run_normalized_rows << " rows in " << d.run_normalized_groups
               << " groups scaled to their group's reference run by cuBLAS (--run-normalize)\n";

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cks/registry.hpp"
+#include "registry/merge.hpp"
 #include "registry/schema.hpp"
 #include "registry/sqlite_util.hpp"
 
@@ -150,29 +151,21 @@ MergeStats merge_registries(const std::string& dest, const std::vector<std::stri
   return merge_into(out, sources, plan_items);
 }
 
-DataSource::DataSource(const std::string& registry_or_dir) {
-  if (!fs::is_directory(registry_or_dir)) {
-    if (!reg::file_exists(registry_or_dir)) throw Error("no registry or shard directory at '" + registry_or_dir + "'");
-    path_ = registry_or_dir;
-    return;
-  }
-  std::vector<std::string> shards;
-  for (const auto& e : fs::directory_iterator(registry_or_dir))
-    if (e.is_regular_file() && reg::ends_with(e.path().filename().string(), ".db.gz"))
-      shards.push_back(e.path().string());
-  if (shards.empty()) throw Error("no shards (*.db.gz) in '" + registry_or_dir + "'");
+namespace reg {
+
+void merge_shards(std::vector<std::string> shards, const std::string& dest) {
+  if (shards.empty()) throw Error("no shards to merge");
   // The largest shard, decompressed, is the base the others merge into (copying is much
   // cheaper than re-inserting its rows); ties broken by name for a deterministic row order.
   std::sort(shards.begin(), shards.end(), [](const std::string& a, const std::string& b) {
     const auto sa = fs::file_size(a), sb = fs::file_size(b);
     return sa != sb ? sa > sb : a < b;
   });
-  TempPath merged = reg::temp_db("data");
-  reg::gunzip_file(shards.front(), merged.path());
+  reg::gunzip_file(shards.front(), dest);
   {
     // The base must be a registry like every other shard (an empty one would pass for an empty
     // registry); an older one is migrated, a newer one refused.
-    sqlite3* db = reg::open_db(merged.path(), SQLITE_OPEN_READONLY);
+    sqlite3* db = reg::open_db(dest, SQLITE_OPEN_READONLY);
     try {
       reg::checked_schema_version(db, shards.front(), false);
     } catch (...) {
@@ -181,17 +174,12 @@ DataSource::DataSource(const std::string& registry_or_dir) {
     }
     reg::close_db(db);
   }
-  {
-    Registry out(merged.path());
-    reg::exec(out.handle(), "PRAGMA synchronous=OFF");  // a throwaway copy: no need to survive a crash
-    merge_into(out, std::vector<std::string>(shards.begin() + 1, shards.end()));
-  }
-  path_ = merged.path();
-  temp_ = std::move(merged);
-  shards_ = shards.size();
+  Registry out(dest);
+  reg::exec(out.handle(), "PRAGMA synchronous=OFF");  // a copy being built: made durable by its owner, if at all
+  merge_into(out, std::vector<std::string>(shards.begin() + 1, shards.end()));
 }
 
-DataSource::~DataSource() = default;
+}  // namespace reg
 
 std::unique_ptr<DataSource> open_data(const std::string& registry, const std::string& data_dir) {
   if (!registry.empty()) {
