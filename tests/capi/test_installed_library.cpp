@@ -277,12 +277,10 @@ TEST(InstalledLibrary, CAndCxxProgramsLinkOnlyTheInstalledLibrary) {
   fs::create_directories(work + "/consumer");
   std::ofstream(work + "/consumer/CMakeLists.txt") << kConsumerCMake;
   fs::copy_file(work + "/app.cpp", work + "/consumer/app.cpp");
+  std::ofstream(work + "/consumer/app_runtime.cpp") << kRuntimeCxxProgram;  // built when cks_HAVE_RUNTIME
   const RunResult configure = run({"env", "-u", "CKS_MODEL", "-u", "CKS_DATA_DIR", "cmake", "-S", work + "/consumer", "-B",
                                    work + "/consumer/build", "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_PREFIX_PATH=" + prefix});
   ASSERT_TRUE(configure.ok()) << configure.output;
-#ifdef CKS_HAVE_RUNTIME
-  std::ofstream(work + "/consumer/app_runtime.cpp") << kRuntimeCxxProgram;
-#endif
   const RunResult build = run({"cmake", "--build", work + "/consumer/build"});
   ASSERT_TRUE(build.ok()) << build.output;
 #ifdef CKS_HAVE_RUNTIME

@@ -130,7 +130,7 @@ struct Engine::Choice {
 };
 
 struct Engine::Entry {
-  std::once_flag resolved;
+  std::mutex resolve_mu;
   std::atomic<const Choice*> choice{nullptr};
   std::string shape_limit;  // set by resolve
   std::mutex mu;            // choices, plans, pending, last_fallback
@@ -309,9 +309,15 @@ void Engine::gemm(int64_t m, int64_t n, int64_t k, Layout layout, const void* a,
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
   const Call c{m, n, k, layout, a, b, d, alpha, beta, stream, device};
   Entry& e = entry({static_cast<int>(mode()), device, static_cast<int>(layout), m, n, k});
-  std::call_once(e.resolved, [&] { resolve(e, c); });
-  e.calls.fetch_add(1, std::memory_order_relaxed);
   const Choice* ch = e.choice.load(std::memory_order_acquire);
+  if (!ch) {
+    // Resolved once; concurrent first calls wait here. A resolution that throws (a CUDA error, an
+    // autotune inside graph capture) leaves the entry unresolved for the next call to try again.
+    std::lock_guard lk(e.resolve_mu);
+    if (!e.choice.load(std::memory_order_acquire)) resolve(e, c);
+    ch = e.choice.load(std::memory_order_acquire);
+  }
+  e.calls.fetch_add(1, std::memory_order_relaxed);
   if (ch->compile_pending) {
     maybe_upgrade(e, c);
     ch = e.choice.load(std::memory_order_acquire);
@@ -332,11 +338,15 @@ std::vector<Candidate> Engine::ranking(const Call& c, size_t depth, std::string&
       return out;
     }
   }
-  std::call_once(selector_once_, [&] {
-    cks_selector_handle h = nullptr;
-    if (cks_selector_create(model_file_.empty() ? nullptr : model_file_.c_str(), &h) == 0) selector_ = h;
-    else selector_error_ = cks_last_error();
-  });
+  {
+    std::lock_guard lk(selector_mu_);
+    if (!selector_tried_) {  // the model is loaded once, at the first problem the bundle does not rank
+      selector_tried_ = true;
+      cks_selector_handle h = nullptr;
+      if (cks_selector_create(model_file_.empty() ? nullptr : model_file_.c_str(), &h) == 0) selector_ = h;
+      else selector_error_ = cks_last_error();
+    }
+  }
   if (!selector_) {
     note = "no selector (" + selector_error_ + ")";
     return out;

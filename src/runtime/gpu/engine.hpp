@@ -2,7 +2,8 @@
 // one cks_gemm call to a bundled, tuned or compiled CUTLASS kernel or to cuBLASLt.
 //
 // Dispatch cache. One Entry per (mode, device, layout, M, N, K), found under a shared lock and
-// resolved once (std::call_once: concurrent first calls of a problem wait for one resolution).
+// resolved once under the entry's mutex (concurrent first calls of a problem wait for one
+// resolution; one that throws leaves the entry for the next call to resolve).
 // An entry's Choice is immutable; a compile that finishes later installs a new one (atomic
 // pointer; old choices live as long as the engine, so a thread still using one is safe).
 //
@@ -129,7 +130,8 @@ class Engine {
   mutable std::mutex model_mu_;
   bool model_hashed_ = false;
   std::string model_file_, model_hash_;
-  std::once_flag selector_once_;
+  std::mutex selector_mu_;
+  bool selector_tried_ = false;
   cks_selector_handle selector_ = nullptr;
   std::string selector_error_;
 
