@@ -25,7 +25,8 @@
  *               file, which later processes reuse;
  *   "cublas"    cuBLASLt only (the reference).
  * What the CUTLASS kernels cannot run (M or a contiguous dimension not a multiple of 8, pointers
- * not 16-byte aligned, beta != 0) runs on cuBLASLt in every mode; the query says so.
+ * not 16-byte aligned, beta != 0) runs on cuBLASLt in every mode, and the query says so; with
+ * options.strict (or $CKS_STRICT=1) such a call fails with that reason in select and autotune modes.
  *
  * Every function returns 0 on success and -1 on failure; cks_runtime_last_error() then holds one
  * line (thread-local, valid until the next failing call on the same thread). No C++ exception
@@ -67,6 +68,9 @@ typedef struct cks_runtime_options {
   int32_t autotune_rounds;     /* interleaved timing rounds; -1: 5 */
   int32_t select_depth;        /* select: the best of the model's first N picks the bundle holds; -1: 1 */
   int32_t verbose;             /* 1: one line on stderr per problem dispatched; -1: $CKS_RUNTIME_VERBOSE, else 0 */
+  int32_t strict;              /* 1: in select and autotune modes a call the CUTLASS kernels cannot run (see
+                                  above) fails with that reason instead of running on cuBLASLt;
+                                  -1: $CKS_STRICT, else 0 */
 } cks_runtime_options;
 
 /* What a problem dispatched to (cks_runtime_query). Strings are NUL-terminated. */

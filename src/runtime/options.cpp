@@ -75,6 +75,7 @@ void init_options(cks_runtime_options* o) {
   *o = cks_runtime_options{};
   o->struct_size = sizeof(cks_runtime_options);
   o->compile_on_miss = o->compile_jobs = o->autotune_top = o->autotune_rounds = o->select_depth = o->verbose = -1;
+  o->strict = -1;
 }
 
 RuntimeConfig resolve_config(const cks_runtime_options* o, const EnvLookup& env) {
@@ -108,6 +109,7 @@ RuntimeConfig resolve_config(const cks_runtime_options* o, const EnvLookup& env)
   if (c.kernel_cache.empty()) c.kernel_cache = home_or_throw() + "/kernels";
   c.compile_on_miss = switch_option(o->compile_on_miss, "compile_on_miss", "CKS_COMPILE", true, env);
   c.verbose = switch_option(o->verbose, "verbose", "CKS_RUNTIME_VERBOSE", false, env);
+  c.strict = switch_option(o->strict, "strict", "CKS_STRICT", false, env);
   c.compile_jobs = count_option(o->compile_jobs, 1, 1, "compile_jobs");
   c.autotune_top = count_option(o->autotune_top, 4, 0, "autotune_top");
   c.autotune_rounds = count_option(o->autotune_rounds, 5, 1, "autotune_rounds");

@@ -31,6 +31,7 @@ struct RuntimeConfig {
   int autotune_rounds = 5;
   int select_depth = 1;
   bool verbose = false;
+  bool strict = false;  // calls the kernels cannot run are errors (select, autotune), not cuBLASLt calls
 };
 
 // The environment as the runtime reads it (getenv in the library, a map in the tests);

@@ -49,6 +49,7 @@ TEST(RuntimeOptions, DefaultsComeFromTheCacheHome) {
   EXPECT_EQ(c.autotune_rounds, 5);
   EXPECT_EQ(c.select_depth, 1);
   EXPECT_FALSE(c.verbose);
+  EXPECT_FALSE(c.strict);
   // XDG_CACHE_HOME wins over HOME; a relative one is ignored (XDG base directory spec).
   EXPECT_EQ(resolve_config(nullptr, env_of({{"HOME", "/home/u"}, {"XDG_CACHE_HOME", "/x"}})).tuning_file, "/x/cks/tuning.csv");
   EXPECT_EQ(resolve_config(nullptr, env_of({{"HOME", "/home/u"}, {"XDG_CACHE_HOME", "rel"}})).tuning_file,
@@ -63,7 +64,8 @@ TEST(RuntimeOptions, EnvironmentOverDefaultsOptionsOverEnvironment) {
                            {"CKS_TUNING_FILE", "/t.csv"},
                            {"CKS_KERNEL_CACHE", "/kc"},
                            {"CKS_COMPILE", "0"},
-                           {"CKS_RUNTIME_VERBOSE", "1"}});
+                           {"CKS_RUNTIME_VERBOSE", "1"},
+                           {"CKS_STRICT", "1"}});
   RuntimeConfig c = resolve_config(nullptr, env);
   EXPECT_EQ(c.mode, Mode::autotune);
   EXPECT_EQ(c.bundle_dir, "/b");
@@ -72,12 +74,14 @@ TEST(RuntimeOptions, EnvironmentOverDefaultsOptionsOverEnvironment) {
   EXPECT_EQ(c.kernel_cache, "/kc");
   EXPECT_FALSE(c.compile_on_miss);
   EXPECT_TRUE(c.verbose);
+  EXPECT_TRUE(c.strict);
   cks_runtime_options o = defaults();
   o.mode = "cublas";
   o.bundle_dir = "";  // explicitly none, whatever CKS_BUNDLE says
   o.tuning_file = "/mine.csv";
   o.compile_on_miss = 1;
   o.verbose = 0;
+  o.strict = 0;
   o.autotune_top = 8;
   o.autotune_rounds = 3;
   o.select_depth = 2;
@@ -88,6 +92,7 @@ TEST(RuntimeOptions, EnvironmentOverDefaultsOptionsOverEnvironment) {
   EXPECT_EQ(c.tuning_file, "/mine.csv");
   EXPECT_TRUE(c.compile_on_miss);
   EXPECT_FALSE(c.verbose);
+  EXPECT_FALSE(c.strict);
   EXPECT_EQ(c.autotune_top, 8);
   EXPECT_EQ(c.autotune_rounds, 3);
   EXPECT_EQ(c.select_depth, 2);

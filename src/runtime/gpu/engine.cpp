@@ -452,7 +452,9 @@ void Engine::resolve(Entry& e, const Call& c) {
   const Mode m = mode();
   e.shape_limit = shape_limit(c.m, c.n, c.k, c.layout);
   std::unique_ptr<Choice> ch;
-  if (!e.shape_limit.empty()) {
+  if (!e.shape_limit.empty() && config_.strict && m != Mode::cublas) {
+    throw Error(e.shape_limit + " (strict: the CUTLASS kernels cannot run " + problem_text(c.layout, c.m, c.n, c.k) + ")");
+  } else if (!e.shape_limit.empty()) {
     ch = cublas_choice("the CUTLASS kernels cannot run it: " + e.shape_limit);
   } else if (m == Mode::cublas) {
     ch = cublas_choice("cublas mode");
@@ -535,6 +537,10 @@ void Engine::run_choice(const Choice& ch, Entry& e, const Call& c) {
   if (!ch.api) return run_cublas(e, c);
   // Per call: what the kernels cannot do with these operands (the shape was checked once).
   if (c.beta != 0.0f || alignment_of(c.a, c.b, c.d) < 16) {
+    if (config_.strict)
+      throw Error(std::string(c.beta != 0.0f ? "beta != 0 (the CUTLASS kernels have no C operand)"
+                                             : "an operand is not 16-byte aligned (TMA needs it)") +
+                  " (strict: the kernel " + ch.kernel_id + " cannot run this call)");
     e.fallback_calls.fetch_add(1, std::memory_order_relaxed);
     {
       std::lock_guard lk(e.mu);
@@ -947,7 +953,8 @@ std::string Engine::describe() const {
                    {"compile_jobs", config_.compile_jobs},
                    {"autotune_top", config_.autotune_top},
                    {"autotune_rounds", config_.autotune_rounds},
-                   {"select_depth", config_.select_depth}};
+                   {"select_depth", config_.select_depth},
+                   {"strict", config_.strict}};
   if (bundle_) {
     size_t ok = 0;
     for (const auto& [id, k] : bundle_->kernels) ok += k.ok();
