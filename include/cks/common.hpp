@@ -48,6 +48,9 @@ class Table {
 
 // CSV-escape one field (RFC 4180).
 std::string csv_escape(std::string_view s);
+// The fields of one CSV record (RFC 4180: quoted fields may hold commas and doubled quotes; a
+// carriage return outside quotes is dropped). Records do not span lines: the project never writes newlines in fields.
+std::vector<std::string> csv_fields(std::string_view line);
 // Format a double compactly and round-trippably ("%.17g" trimmed to shortest that round-trips).
 std::string format_double(double v);
 

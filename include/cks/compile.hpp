@@ -107,7 +107,8 @@ std::string nvcc_version(const std::string& nvcc = "nvcc");
 // or ../../third_party/cutlass next to the executable; "" when none exists.
 std::string default_cutlass_dir();
 // Directory holding cks/kernel_lib_abi.h for generated TUs: $CKS_INCLUDE_DIR, the source tree's
-// include/, or ../../include next to the executable; "" when none exists.
+// include/, an installed prefix's include/ (beside its share/cks), or ../../include next to the
+// executable; "" when none exists.
 std::string kernel_abi_include_dir();
 
 }  // namespace cks

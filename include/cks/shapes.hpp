@@ -134,4 +134,11 @@ std::vector<ShapeGroup> make_llm_set(const std::string& models_path, uint64_t se
 // Throws Error on an unknown set name.
 std::vector<ShapeGroup> make_shape_set(const std::string& set, uint64_t seed, const HardwareDesc& hw);
 
+// Groups from a `cks shapes` CSV (columns m, n, k and layout by name, in any order; class, detail
+// and seed when present; tags recomputed for `hw`). A file without a layout column gives each row
+// once per layout of `layouts` (empty: the column is required). Every group passes check_problem.
+// Throws Error "<path>:<line>: ..." on a bad row.
+std::vector<ShapeGroup> read_shapes_csv(const std::string& path, const HardwareDesc& hw,
+                                        const std::vector<Layout>& layouts = {});
+
 }  // namespace cks

@@ -8,6 +8,7 @@
 
 #include "cks/common.hpp"
 #include "cks/selector.hpp"
+#include "capi/api_guard.hpp"
 
 struct cks_selector {
   cks::Selector selector;
@@ -32,19 +33,6 @@ void require(const void* p, const char* what) {
 }
 
 }  // namespace
-
-#define API_BEGIN try {
-#define API_END                                      \
-  }                                                  \
-  catch (const std::exception& e) {                  \
-    set_error(e.what());                             \
-    return -1;                                       \
-  }                                                  \
-  catch (...) {                                      \
-    set_error("unknown exception in the cks C API"); \
-    return -1;                                       \
-  }                                                  \
-  return 0;
 
 extern "C" {
 

@@ -10,6 +10,7 @@ void register_shapes(CLI::App& app);     // cmd_shapes.cpp
 void register_sample(CLI::App& app);     // cmd_sample.cpp
 void register_data(CLI::App& app);       // cmd_data.cpp   (registry: merge/stats/export)
 void register_codegen(CLI::App& app);    // cmd_build.cpp  (codegen + compile pool)
+void register_bundle(CLI::App& app);     // cmd_bundle.cpp (kernel bundles for the GEMM runtime)
 void register_collect(CLI::App& app);    // cmd_collect.cpp (monitor)
 void register_bench(CLI::App& app);      // cmd_bench.cpp
 void register_pool(CLI::App& app);       // cmd_pool.cpp   (compiled-kernel pools)

@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   cks::cli::register_sample(app);
   cks::cli::register_data(app);
   cks::cli::register_codegen(app);
+  cks::cli::register_bundle(app);
   cks::cli::register_collect(app);
   cks::cli::register_bench(app);
   cks::cli::register_pool(app);

@@ -178,6 +178,26 @@ void Table::write(std::ostream& os, Format f) const {
   }
 }
 
+std::vector<std::string> csv_fields(std::string_view line) {
+  std::vector<std::string> out(1);
+  bool quoted = false;
+  for (size_t i = 0; i < line.size(); ++i) {
+    const char c = line[i];
+    if (quoted) {
+      if (c == '"' && i + 1 < line.size() && line[i + 1] == '"') out.back() += '"', ++i;
+      else if (c == '"') quoted = false;
+      else out.back() += c;
+    } else if (c == '"') {
+      quoted = true;
+    } else if (c == ',') {
+      out.emplace_back();
+    } else if (c != '\r') {
+      out.back() += c;
+    }
+  }
+  return out;
+}
+
 uint64_t fnv1a64(std::string_view s) {
   uint64_t h = 14695981039346656037ull;
   for (unsigned char c : s) {

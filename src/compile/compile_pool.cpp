@@ -34,6 +34,7 @@
 #include "compile/cache.hpp"
 #include "compile/process.hpp"
 #include "compile/ptxas.hpp"
+#include "common/data_files.hpp"
 
 namespace cks {
 
@@ -156,7 +157,11 @@ std::string default_cutlass_dir() {
 
 std::string kernel_abi_include_dir() {
   const std::string exe = exe_dir();
-  return first_with({env_or_empty("CKS_INCLUDE_DIR"), std::string(CKS_SOURCE_DIR) + "/include",
+  // An installed copy (cks or libcks_runtime.so under a prefix): <prefix>/include beside the
+  // <prefix>/share/cks the data lookup finds.
+  const std::string data = installed_data_dir();
+  const std::string installed = data.empty() ? "" : (fs::path(data).parent_path().parent_path() / "include").string();
+  return first_with({env_or_empty("CKS_INCLUDE_DIR"), std::string(CKS_SOURCE_DIR) + "/include", installed,
                      exe.empty() ? "" : exe + "/../../include"},
                     "cks/kernel_lib_abi.h");
 }

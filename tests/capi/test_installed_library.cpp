@@ -87,6 +87,41 @@ project(cks_consumer LANGUAGES CXX)
 find_package(cks 0.1 REQUIRED)
 add_executable(app_cmake app.cpp)
 target_link_libraries(app_cmake PRIVATE cks::cks)
+if(cks_HAVE_RUNTIME)
+  add_executable(app_runtime_cmake app_runtime.cpp)
+  target_link_libraries(app_runtime_cmake PRIVATE cks::runtime)
+endif()
+)";
+
+// The GEMM runtime from the prefix (no GPU needed): create it with explicit files (the isolated
+// environment has no HOME), see which model it found, switch modes.
+const char* kRuntimeCProgram = R"(#include <stdio.h>
+#include <cks/runtime.h>
+
+int main(int argc, char** argv) {
+  cks_runtime_options o;
+  cks_runtime_handle rt = NULL;
+  const char* json = NULL;
+  if (argc < 2) return 2;
+  cks_runtime_options_init(&o);
+  o.tuning_file = argv[1];
+  o.kernel_cache = argv[1];
+  if (cks_runtime_create(&o, &rt) != 0) { fprintf(stderr, "create: %s\n", cks_runtime_last_error()); return 1; }
+  if (cks_runtime_set_mode(rt, "cublas") != 0) return 1;
+  if (cks_runtime_describe(rt, &json) != 0) return 1;
+  printf("runtime %s\n", json);
+  return cks_runtime_free(rt);
+}
+)";
+
+const char* kRuntimeCxxProgram = R"(#include <cks/runtime.hpp>
+#include <iostream>
+
+int main() {
+  cks::Runtime rt(cks::RuntimeOptions().tuning_file("/tmp/x.csv").kernel_cache("/tmp/x").mode("cublas"));
+  std::cout << "runtime-cxx " << rt.mode() << "\n";
+  return 0;
+}
 )";
 
 std::string slurp(const std::string& path) {
@@ -189,6 +224,11 @@ TEST(InstalledLibrary, CAndCxxProgramsLinkOnlyTheInstalledLibrary) {
                         "lib/cmake/cks/cksConfigVersion.cmake", "lib/cmake/cks/cksTargets.cmake", "lib/pkgconfig/cks.pc"})
     EXPECT_TRUE(fs::exists(prefix + "/" + f)) << f;
   ASSERT_TRUE(fs::exists(prefix + "/lib/libcks.so"));
+#ifdef CKS_HAVE_RUNTIME
+  for (const char* f : {"lib/libcks_runtime.so", "lib/libcks_runtime.so.0", "include/cks/runtime.h", "include/cks/runtime.hpp",
+                        "include/cks/kernel_lib_abi.h", "lib/pkgconfig/cks-runtime.pc", "bin/cks_runtime_bench"})
+    EXPECT_TRUE(fs::exists(prefix + "/" + f)) << f;
+#endif
   EXPECT_TRUE(fs::is_symlink(prefix + "/lib/libcks.so"));  // -> libcks.so.0 -> libcks.so.<version>
   EXPECT_TRUE(fs::exists(prefix + "/lib/libcks.so.0"));
   EXPECT_TRUE(fs::exists(prefix + "/lib/libcks.so." CKS_VERSION));
@@ -237,11 +277,25 @@ TEST(InstalledLibrary, CAndCxxProgramsLinkOnlyTheInstalledLibrary) {
   fs::create_directories(work + "/consumer");
   std::ofstream(work + "/consumer/CMakeLists.txt") << kConsumerCMake;
   fs::copy_file(work + "/app.cpp", work + "/consumer/app.cpp");
+  std::ofstream(work + "/consumer/app_runtime.cpp") << kRuntimeCxxProgram;  // built when cks_HAVE_RUNTIME
   const RunResult configure = run({"env", "-u", "CKS_MODEL", "-u", "CKS_DATA_DIR", "cmake", "-S", work + "/consumer", "-B",
                                    work + "/consumer/build", "-DCMAKE_BUILD_TYPE=Release", "-DCMAKE_PREFIX_PATH=" + prefix});
   ASSERT_TRUE(configure.ok()) << configure.output;
   const RunResult build = run({"cmake", "--build", work + "/consumer/build"});
   ASSERT_TRUE(build.ok()) << build.output;
+#ifdef CKS_HAVE_RUNTIME
+  // The runtime: a C program with plain flags, pkg-config cks-runtime, the CMake target above.
+  std::ofstream(work + "/app_runtime.c") << kRuntimeCProgram;
+  const RunResult rcc = run({"cc", "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", inc, work + "/app_runtime.c", "-o",
+                             work + "/app_runtime_c", lib, "-lcks_runtime"});
+  ASSERT_TRUE(rcc.ok()) << rcc.output;
+  if (has_tool("pkg-config")) {
+    const RunResult pc = run({"env", "PKG_CONFIG_PATH=" + prefix + "/lib/pkgconfig", "pkg-config", "--cflags", "--libs", "cks-runtime"});
+    ASSERT_TRUE(pc.ok()) << pc.output;
+    EXPECT_NE(pc.output.find("-lcks_runtime"), std::string::npos) << pc.output;
+  }
+  EXPECT_TRUE(fs::exists(work + "/consumer/build/app_runtime_cmake")) << "find_package(cks) did not offer cks::runtime";
+#endif
 
   // 4. Run them (and the installed cks) isolated from the source tree.
   const Isolation iso = isolation(prefix, work);
@@ -253,6 +307,17 @@ TEST(InstalledLibrary, CAndCxxProgramsLinkOnlyTheInstalledLibrary) {
     check_program_output(prog, r.output, prefix, picks);
   }
   for (const auto& p : picks) std::printf("%s\n", p.c_str());
+#ifdef CKS_HAVE_RUNTIME
+  {
+    const RunResult r = run_isolated(iso, {work + "/app_runtime_c", work});
+    ASSERT_TRUE(r.ok()) << r.output;
+    EXPECT_NE(r.output.find("\"model\":\"" + prefix + "/share/cks/models/default.json\""), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("\"mode\":\"cublas\""), std::string::npos) << r.output;
+    const RunResult cxx_rt = run_isolated(iso, {work + "/consumer/build/app_runtime_cmake"});
+    ASSERT_TRUE(cxx_rt.ok()) << cxx_rt.output;
+    EXPECT_NE(cxx_rt.output.find("runtime-cxx cublas"), std::string::npos) << cxx_rt.output;
+  }
+#endif
   const RunResult cli = run_isolated(iso, {prefix + "/bin/cks", "select", "--m", "4096", "--n", "4096", "--k", "4096",
                                            "--layout", "tn", "--top", "3", "--format", "csv"});
   ASSERT_TRUE(cli.ok()) << cli.output;

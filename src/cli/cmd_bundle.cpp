@@ -1,0 +1,101 @@
+// cks bundle — the selector's picks for a list of problems, compiled ahead of time into kernel
+// libraries with an index, for the GEMM runtime (libcks_runtime.so; runtime/bundle.hpp,
+// docs/library.md "Bundles").
+#include <algorithm>
+#include <iostream>
+
+#include "cks/shapes.hpp"
+#include "cli/commands.hpp"
+#include "cli/selector_opts.hpp"
+#include "cli/util.hpp"
+#include "runtime/bundle_build.hpp"
+
+namespace cks::cli {
+
+void register_bundle(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "bundle", "compile the selector's top-K picks of a list of problems into kernel libraries with an index (the "
+                "GEMM runtime's bundles)");
+  struct Opts {
+    std::string shapes, set, out, model, format;
+    std::vector<std::string> layouts;
+    uint64_t seed = 0;
+    int top = 4, variants = 0;
+    double time_budget = 0;
+    bool cached_only = false, dry_run = false, exhaustive = false;
+    CompileOptions compile;
+    SelectorOptions selector;
+  };
+  auto o = std::make_shared<Opts>();
+  auto* shapes = cmd->add_option("--shapes", o->shapes,
+                                 "problems from a CSV with columns m, n, k and layout (the output of cks shapes); "
+                                 "without a layout column, each row once per --layouts");
+  auto* set = cmd->add_option("--set", o->set, "problems of a shape set of cks shapes: llm, llm-train, family, paper, heldout");
+  shapes->excludes(set);
+  cmd->add_option("--layouts", o->layouts,
+                  "only these layouts (comma-separated); for a --shapes file without a layout column, the layouts to "
+                  "bundle (default tn)")
+      ->delimiter(',');
+  cmd->add_option("--seed", o->seed, "--set: seed of the set's construction")->transform(seed())->capture_default_str();
+  cmd->add_option("--top", o->top, "picks per problem (the selector's ranking)")->transform(uint_in(1, 256))->capture_default_str();
+  cmd->add_option("--variants", o->variants,
+                  "per pick, up to this many other knob settings of its kernel, in the model's order (no extra compile)")
+      ->transform(uint_in(0, 64))->capture_default_str();
+  cmd->add_option("--out", o->out, "bundle folder (new, empty, or an earlier bundle, which is replaced)");
+  cmd->add_option("--model", o->model, "model file (default: the shipped models/default.json, or $CKS_MODEL)");
+  cmd->add_option("--jobs,-j", o->compile.jobs, "parallel nvcc processes (0: from cores and memory)")
+      ->transform(uint_in(0, 4096))->capture_default_str();
+  cmd->add_option("--kernels-per-tu", o->compile.kernels_per_tu, "kernels per translation unit")
+      ->transform(uint_in(1, 4096))->capture_default_str();
+  cmd->add_option("--cache", o->compile.cache_dir, "kernel library cache (the collector's executable cache)")
+      ->capture_default_str();
+  cmd->add_option("--cutlass", o->compile.cutlass_dir, "CUTLASS root with include/ and tools/util/include/ (default: found)");
+  cmd->add_option("--nvcc", o->compile.nvcc, "nvcc executable")->capture_default_str();
+  cmd->add_option("--mem-per-kernel-gb", o->compile.mem_per_job_gb, "compile memory budgeted per kernel of a TU")
+      ->check(positive_real())->capture_default_str();
+  cmd->add_option("--mem-limit-gb", o->compile.mem_limit_gb, "memory budget of the pool (0: MemAvailable)")
+      ->check(non_negative_real())->capture_default_str();
+  cmd->add_flag("--cached-only", o->cached_only,
+                "compile nothing: bundle the picks the cache holds, the others are listed as not compiled");
+  cmd->add_option("--time-budget", o->time_budget,
+                  "stop compiling after this many seconds (0: no limit); the kernels not compiled by then are left "
+                  "out of the bundle, marked, and the compile of the top-1 picks comes first")
+      ->check(non_negative_real())->capture_default_str();
+  cmd->add_flag("--dry-run", o->dry_run, "rank only: print the distinct kernels (and problems picking them), write nothing");
+  add_selector_options(cmd, o->selector, &o->exhaustive);
+  add_format(cmd, o->format);
+  cmd->callback([o] {
+    const Format f = parse_format(o->format);
+    if (o->shapes.empty() == o->set.empty()) throw Error("give exactly one of --shapes FILE and --set NAME");
+    if (!o->dry_run && o->out.empty()) throw Error("--out DIR is required (or --dry-run)");
+    finish_selector_options(o->selector, o->exhaustive);
+    const std::vector<Layout> layouts = parse_layouts(o->layouts);
+    const HardwareDesc hw = default_hw();
+    rt::BundleSpec spec;
+    if (!o->shapes.empty()) {
+      spec.groups = read_shapes_csv(o->shapes, hw, layouts.empty() ? std::vector<Layout>{Layout::tn} : layouts);
+    } else {
+      spec.groups = make_shape_set(o->set, o->seed, hw);
+    }
+    if (!layouts.empty())
+      std::erase_if(spec.groups, [&](const ShapeGroup& g) { return std::find(layouts.begin(), layouts.end(), g.layout) == layouts.end(); });
+    if (spec.groups.empty()) throw Error("no problems left to bundle (check --layouts)");
+    spec.out_dir = o->out;
+    spec.model_path = o->model;
+    spec.selector = o->selector;
+    spec.top = o->top;
+    spec.variants = o->variants;
+    spec.compile = o->compile;
+    spec.cached_only = o->cached_only;
+    spec.time_budget_s = o->time_budget;
+    spec.dry_run = o->dry_run;
+    const rt::BundleResult r = rt::build_bundle(spec);
+    if (!o->dry_run) return;
+    Table t({"kernel_id", "canonical", "problems", "best_rank"});
+    for (const auto& k : r.kernels)
+      t.add_row({k.desc.id(), k.desc.canonical(), static_cast<int64_t>(k.problems), int64_t{k.best_rank}});
+    t.write(std::cout, f);
+  });
+}
+
+}  // namespace cks::cli

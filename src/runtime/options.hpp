@@ -1,0 +1,65 @@
+// The GEMM runtime's configuration (include/cks/runtime.h): the C options struct and the
+// environment resolved into one RuntimeConfig, and the checks of one cks_gemm call. No CUDA here:
+// libcks_runtime.so (src/runtime/gpu/) and the unit tests share it.
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "cks/catalogue.hpp"
+#include "cks/runtime.h"
+
+namespace cks::rt {
+
+enum class Mode { select = 0, autotune = 1, cublas = 2 };
+inline constexpr int kModes = 3;
+std::string_view to_string(Mode m);
+// Throws Error "unknown mode 'x' (expected select, autotune or cublas)".
+Mode parse_mode(std::string_view s);
+
+struct RuntimeConfig {
+  Mode mode = Mode::select;
+  std::string bundle_dir;     // "" = no bundle
+  std::string model_path;     // "" = the shipped default model (libcks's lookup)
+  std::string tuning_file;
+  std::string kernel_cache;
+  bool compile_on_miss = true;
+  int compile_jobs = 1;
+  int autotune_top = 4;
+  int autotune_rounds = 5;
+  int select_depth = 1;
+  bool verbose = false;
+  bool strict = false;  // calls the kernels cannot run are errors (select, autotune), not cuBLASLt calls
+};
+
+// The environment as the runtime reads it (getenv in the library, a map in the tests);
+// nullopt = unset.
+using EnvLookup = std::function<std::optional<std::string>(const char* name)>;
+EnvLookup process_env();
+
+// cks_runtime_options_init: every field its default (NULL, -1), struct_size set.
+void init_options(cks_runtime_options* o);
+
+// Options (NULL: every default) over the environment over the built-in defaults. Throws Error
+// with one line on a bad value: an unknown mode (option or $CKS_MODE), a struct_size this library
+// does not know, counts out of range, $CKS_COMPILE / $CKS_RUNTIME_VERBOSE not 0 or 1, no home for
+// the cache files ($XDG_CACHE_HOME and $HOME unset or relative).
+RuntimeConfig resolve_config(const cks_runtime_options* options, const EnvLookup& env);
+
+// The cache folder: $XDG_CACHE_HOME/cks, else $HOME/.cache/cks (XDG base directories: a relative
+// $XDG_CACHE_HOME is ignored). Throws Error when neither is usable.
+std::string cache_home(const EnvLookup& env);
+
+// --- One call ---------------------------------------------------------------------------------
+// Throws Error for what no backend can run: a layout name other than tn/nt/nn/tt, M, N or K
+// outside [1, 2^31-1], a NULL operand.
+Layout check_call(int64_t m, int64_t n, int64_t k, const char* layout, const void* a, const void* b, const void* d);
+// Why the CUTLASS kernels cannot run a checked call ("" when they can): the catalogue's problem
+// check (cks::check_problem: the layout's contiguous dimensions multiples of 8), an operand not
+// 16-byte aligned (TMA), beta != 0 (the kernels have no C operand). Such calls run on cuBLASLt.
+std::string kernel_limit(int64_t m, int64_t n, int64_t k, Layout layout, const void* a, const void* b, const void* d,
+                         float beta);
+
+}  // namespace cks::rt

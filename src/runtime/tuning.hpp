@@ -1,0 +1,68 @@
+// The autotune results file (docs/library.md "Tuning file"), in the spirit of PyTorch's TunableOp:
+// a CSV that the runtime appends one line to per problem it tunes, and that later processes read
+// instead of timing again.
+//
+//   gpu,cks_version,model_hash,layout,m,n,k,winner,knobs,us,cublas_us
+//   NVIDIA H200,0.1.0,5c0d2f0e8a9b1c3d,tn,4096,4096,4096,kadf55d1e9f98f3e8,"r=m,s=2,d=h,k=1",118.2,124.9
+//   NVIDIA H200,0.1.0,5c0d2f0e8a9b1c3d,tn,16,4096,4096,cublas,,9.1,9.1
+//
+// The header line may repeat (several processes appending); '#' lines are comments. A record is
+// reused only when its GPU name, cks version and model hash equal the runtime's (the validators);
+// the last record of a problem wins.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "cks/catalogue.hpp"
+
+namespace cks::rt {
+
+inline constexpr const char* kTuningHeader = "gpu,cks_version,model_hash,layout,m,n,k,winner,knobs,us,cublas_us";
+inline constexpr const char* kCublasWinner = "cublas";
+
+struct TuningRecord {
+  std::string gpu, cks_version, model_hash;
+  Layout layout = Layout::tn;
+  int64_t m = 0, n = 0, k = 0;
+  std::string winner;  // a kernel ID or "cublas"
+  std::string knobs;   // the winner's RuntimeKnobs::canonical(); "" for cublas
+  double us = 0;       // the winner's time per call
+  double cublas_us = 0;
+  bool operator==(const TuningRecord&) const = default;
+};
+
+// One CSV line (no newline).
+std::string format_record(const TuningRecord& r);
+// Every record of a file's text. Throws Error "<origin>:<line>: ..." on a malformed line: wrong
+// field count, a bad layout or dimension, a winner that is neither "cublas" nor a kernel ID,
+// unparsable knobs, a time that is not a positive finite number.
+std::vector<TuningRecord> parse_tuning(std::string_view text, const std::string& origin);
+
+// The records of `path` that match the validators, by problem (the last one wins); a missing file
+// is empty. Throws Error like parse_tuning, or when the file cannot be read.
+class TuningTable {
+ public:
+  TuningTable() = default;
+  TuningTable(std::string path, std::string gpu, std::string cks_version, std::string model_hash);
+  void load();  // (re)reads the file
+  const TuningRecord* find(Layout layout, int64_t m, int64_t n, int64_t k) const;
+  // Appends the record to the file (one write(2) in O_APPEND mode, so concurrent processes do not
+  // interleave lines; the header first when the file is new; the folder created) and to the table.
+  // Throws Error when the file cannot be written.
+  void add(const TuningRecord& r);
+  const std::string& path() const { return path_; }
+  size_t size() const { return by_problem_.size(); }
+  size_t ignored() const { return ignored_; }  // records of other GPUs, versions or models
+
+ private:
+  std::string path_, gpu_, cks_version_, model_hash_;
+  std::map<std::tuple<int, int64_t, int64_t, int64_t>, TuningRecord> by_problem_;
+  size_t ignored_ = 0;
+};
+
+}  // namespace cks::rt

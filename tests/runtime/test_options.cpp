@@ -1,0 +1,163 @@
+// The runtime's configuration (options over environment over defaults) and the checks of one call
+// (runtime/options.hpp): pure functions, no GPU.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "cks/common.hpp"
+#include "runtime/options.hpp"
+
+using namespace cks;
+using namespace cks::rt;
+
+namespace {
+
+EnvLookup env_of(std::map<std::string, std::string> vars) {
+  return [vars = std::move(vars)](const char* name) -> std::optional<std::string> {
+    if (auto it = vars.find(name); it != vars.end()) return it->second;
+    return std::nullopt;
+  };
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+cks_runtime_options defaults() {
+  cks_runtime_options o;
+  init_options(&o);
+  return o;
+}
+
+}  // namespace
+
+TEST(RuntimeOptions, DefaultsComeFromTheCacheHome) {
+  const RuntimeConfig c = resolve_config(nullptr, env_of({{"HOME", "/home/u"}}));
+  EXPECT_EQ(c.mode, Mode::select);
+  EXPECT_EQ(c.bundle_dir, "");
+  EXPECT_EQ(c.model_path, "");
+  EXPECT_EQ(c.tuning_file, "/home/u/.cache/cks/tuning.csv");
+  EXPECT_EQ(c.kernel_cache, "/home/u/.cache/cks/kernels");
+  EXPECT_TRUE(c.compile_on_miss);
+  EXPECT_EQ(c.compile_jobs, 1);
+  EXPECT_EQ(c.autotune_top, 4);
+  EXPECT_EQ(c.autotune_rounds, 5);
+  EXPECT_EQ(c.select_depth, 1);
+  EXPECT_FALSE(c.verbose);
+  EXPECT_FALSE(c.strict);
+  // XDG_CACHE_HOME wins over HOME; a relative one is ignored (XDG base directory spec).
+  EXPECT_EQ(resolve_config(nullptr, env_of({{"HOME", "/home/u"}, {"XDG_CACHE_HOME", "/x"}})).tuning_file, "/x/cks/tuning.csv");
+  EXPECT_EQ(resolve_config(nullptr, env_of({{"HOME", "/home/u"}, {"XDG_CACHE_HOME", "rel"}})).tuning_file,
+            "/home/u/.cache/cks/tuning.csv");
+}
+
+TEST(RuntimeOptions, EnvironmentOverDefaultsOptionsOverEnvironment) {
+  const auto env = env_of({{"HOME", "/h"},
+                           {"CKS_MODE", "autotune"},
+                           {"CKS_BUNDLE", "/b"},
+                           {"CKS_MODEL", "/m.json"},
+                           {"CKS_TUNING_FILE", "/t.csv"},
+                           {"CKS_KERNEL_CACHE", "/kc"},
+                           {"CKS_COMPILE", "0"},
+                           {"CKS_RUNTIME_VERBOSE", "1"},
+                           {"CKS_STRICT", "1"}});
+  RuntimeConfig c = resolve_config(nullptr, env);
+  EXPECT_EQ(c.mode, Mode::autotune);
+  EXPECT_EQ(c.bundle_dir, "/b");
+  EXPECT_EQ(c.model_path, "/m.json");
+  EXPECT_EQ(c.tuning_file, "/t.csv");
+  EXPECT_EQ(c.kernel_cache, "/kc");
+  EXPECT_FALSE(c.compile_on_miss);
+  EXPECT_TRUE(c.verbose);
+  EXPECT_TRUE(c.strict);
+  cks_runtime_options o = defaults();
+  o.mode = "cublas";
+  o.bundle_dir = "";  // explicitly none, whatever CKS_BUNDLE says
+  o.tuning_file = "/mine.csv";
+  o.compile_on_miss = 1;
+  o.verbose = 0;
+  o.strict = 0;
+  o.autotune_top = 8;
+  o.autotune_rounds = 3;
+  o.select_depth = 2;
+  o.compile_jobs = 4;
+  c = resolve_config(&o, env);
+  EXPECT_EQ(c.mode, Mode::cublas);
+  EXPECT_EQ(c.bundle_dir, "");
+  EXPECT_EQ(c.tuning_file, "/mine.csv");
+  EXPECT_TRUE(c.compile_on_miss);
+  EXPECT_FALSE(c.verbose);
+  EXPECT_FALSE(c.strict);
+  EXPECT_EQ(c.autotune_top, 8);
+  EXPECT_EQ(c.autotune_rounds, 3);
+  EXPECT_EQ(c.select_depth, 2);
+  EXPECT_EQ(c.compile_jobs, 4);
+  // Both files given: no cache home needed.
+  o.kernel_cache = "/k";
+  EXPECT_NO_THROW(resolve_config(&o, env_of({})));
+}
+
+TEST(RuntimeOptions, BadValuesAreOneClearLine) {
+  EXPECT_EQ(error_of([] { resolve_config(nullptr, env_of({{"HOME", "/h"}, {"CKS_MODE", "fast"}})); }),
+            "$CKS_MODE: unknown mode 'fast' (expected select, autotune or cublas)");
+  cks_runtime_options o = defaults();
+  o.mode = "Select";
+  EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }),
+            "unknown mode 'Select' (expected select, autotune or cublas)");
+  EXPECT_EQ(error_of([] { resolve_config(nullptr, env_of({{"HOME", "/h"}, {"CKS_COMPILE", "yes"}})); }),
+            "$CKS_COMPILE must be 0 or 1 (got 'yes')");
+  o = defaults();
+  o.autotune_rounds = 0;
+  EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }),
+            "runtime option autotune_rounds must be in [1, 1024] or -1 for the default (got 0)");
+  o = defaults();
+  o.compile_on_miss = 2;
+  EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }),
+            "runtime option compile_on_miss must be 0, 1 or -1 (got 2)");
+  o = defaults();
+  o.struct_size = 8;
+  EXPECT_NE(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }).find("struct_size is 8"), std::string::npos);
+  EXPECT_NE(error_of([] { resolve_config(nullptr, env_of({})); }).find("no cache folder for the runtime"), std::string::npos);
+  // A mode name full of control characters comes back escaped, on one line.
+  o = defaults();
+  o.mode = "a\nb";
+  EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }),
+            "unknown mode 'a\\nb' (expected select, autotune or cublas)");
+}
+
+TEST(RuntimeOptions, ModesRoundTrip) {
+  for (Mode m : {Mode::select, Mode::autotune, Mode::cublas}) EXPECT_EQ(parse_mode(to_string(m)), m);
+}
+
+TEST(RuntimeCall, RejectsWhatNoBackendCanRun) {
+  const int x = 0;
+  const void* p = &x;
+  EXPECT_EQ(check_call(8, 8, 8, "nt", p, p, const_cast<void*>(p)), Layout::nt);
+  EXPECT_EQ(error_of([&] { check_call(8, 8, 8, "xy", p, p, const_cast<void*>(p)); }),
+            "unknown layout 'xy' (expected tn, nt, nn or tt)");
+  EXPECT_EQ(error_of([&] { check_call(8, 8, 8, nullptr, p, p, const_cast<void*>(p)); }), "layout must not be NULL");
+  EXPECT_EQ(error_of([&] { check_call(0, 8, 8, "tn", p, p, const_cast<void*>(p)); }), "M must be positive (got 0)");
+  EXPECT_EQ(error_of([&] { check_call(8, -3, 8, "tn", p, p, const_cast<void*>(p)); }), "N must be positive (got -3)");
+  EXPECT_EQ(error_of([&] { check_call(8, 8, int64_t{1} << 31, "tn", p, p, const_cast<void*>(p)); }),
+            "K is too large (got 2147483648, at most 2^31-1)");
+  EXPECT_EQ(error_of([&] { check_call(8, 8, 8, "tn", p, nullptr, const_cast<void*>(p)); }), "B must not be NULL");
+  // M = 1 (decode) is a valid call: cuBLASLt runs it.
+  EXPECT_NO_THROW(check_call(1, 4096, 4096, "tn", p, p, const_cast<void*>(p)));
+}
+
+TEST(RuntimeCall, KernelLimitsSendTheCallToCublas) {
+  alignas(256) static char buf[1024];
+  void* a = buf;
+  EXPECT_EQ(kernel_limit(64, 64, 64, Layout::tn, a, a, a, 0.0f), "");
+  // The catalogue's check and message (cks::check_problem): M contiguous in D.
+  EXPECT_EQ(kernel_limit(1, 4096, 4096, Layout::tn, a, a, a, 0.0f).rfind("M must be a multiple of 8 for layout tn (got 1)", 0), 0u);
+  EXPECT_EQ(kernel_limit(8, 12, 8, Layout::tt, a, a, a, 0.0f).rfind("N must be a multiple of 8 for layout tt", 0), 0u);
+  EXPECT_EQ(kernel_limit(8, 12, 8, Layout::tn, a, a, a, 0.0f), "");  // N is free in tn
+  EXPECT_EQ(kernel_limit(64, 64, 64, Layout::tn, a, buf + 8, a, 0.0f), "B is not 16-byte aligned (TMA needs it)");
+  EXPECT_EQ(kernel_limit(64, 64, 64, Layout::tn, a, a, a, 1.0f), "beta != 0 (the CUTLASS kernels have no C operand)");
+}

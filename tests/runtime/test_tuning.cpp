@@ -1,0 +1,138 @@
+// The autotune results file (runtime/tuning.hpp): records round trip through the CSV, the
+// validators (GPU, cks version, model hash) decide which apply, appends from several writers
+// keep whole lines, and a damaged file is one clear error naming the line.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "cks/common.hpp"
+#include "common/test_util.hpp"
+#include "compile/compile_test_util.hpp"
+#include "runtime/tuning.hpp"
+
+using namespace cks;
+using namespace cks::rt;
+
+namespace {
+
+TuningRecord rec(int64_t m, const std::string& winner = "kadf55d1e9f98f3e8", const std::string& knobs = "r=m,s=2,d=h,k=1") {
+  TuningRecord r;
+  r.gpu = "NVIDIA H200";
+  r.cks_version = "0.1.0";
+  r.model_hash = "5c0d2f0e8a9b1c3d";
+  r.layout = Layout::tn;
+  r.m = m;
+  r.n = 4096;
+  r.k = 4096;
+  r.winner = winner;
+  r.knobs = winner == kCublasWinner ? "" : knobs;
+  r.us = 118.25;
+  r.cublas_us = 124.5;
+  return r;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(TuningFile, RecordsRoundTripWithQuotedKnobs) {
+  const TuningRecord a = rec(4096), b = rec(16, kCublasWinner);
+  EXPECT_EQ(format_record(a), "NVIDIA H200,0.1.0,5c0d2f0e8a9b1c3d,tn,4096,4096,4096,kadf55d1e9f98f3e8,\"r=m,s=2,d=h,k=1\",118.25,124.5");
+  EXPECT_EQ(format_record(b), "NVIDIA H200,0.1.0,5c0d2f0e8a9b1c3d,tn,16,4096,4096,cublas,,118.25,124.5");
+  const std::string text = std::string(kTuningHeader) + "\n# a comment\n" + format_record(a) + "\r\n\n" + kTuningHeader +
+                           "\n" + format_record(b) + "\n";
+  const auto recs = parse_tuning(text, "t.csv");
+  ASSERT_EQ(recs.size(), 2u);
+  EXPECT_EQ(recs[0], a);
+  EXPECT_EQ(recs[1], b);
+}
+
+TEST(TuningFile, BadLinesNameTheFileAndLine) {
+  const std::string head = std::string(kTuningHeader) + "\n";
+  auto err = [&](const std::string& line) { return error_of([&] { parse_tuning(head + line + "\n", "t.csv"); }); };
+  EXPECT_EQ(err("a,b,c"), std::string("t.csv:2: 3 fields, expected 11 (") + kTuningHeader + ")");
+  EXPECT_EQ(err("H200,0.1.0,h,xx,8,8,8,cublas,,1,1"), "t.csv:2: unknown layout 'xx' (expected tn, nt, nn or tt)");
+  EXPECT_EQ(err("H200,0.1.0,h,tn,8x,8,8,cublas,,1,1"), "t.csv:2: bad m '8x'");
+  EXPECT_EQ(err("H200,0.1.0,h,tn,4,8,8,cublas,,1,1").rfind("t.csv:2: M must be a multiple of 8", 0), 0u);
+  EXPECT_EQ(err("H200,0.1.0,h,tn,8,8,8,kxyz,,1,1"),
+            "t.csv:2: winner 'kxyz' is neither cublas nor a kernel ID (k + 16 hex digits)");
+  EXPECT_EQ(err("H200,0.1.0,h,tn,8,8,8,cublas,r=h,1,1"), "t.csv:2: cublas takes no knobs (got 'r=h')");
+  EXPECT_EQ(err("H200,0.1.0,h,tn,8,8,8,kadf55d1e9f98f3e8,fast,1,1").rfind("t.csv:2: ", 0), 0u);
+  EXPECT_EQ(err("H200,0.1.0,h,tn,8,8,8,cublas,,nan,1"), "t.csv:2: us must be a positive number of microseconds (got 'nan')");
+  EXPECT_EQ(err("H200,0.1.0,h,tn,8,8,8,cublas,,1,-2"), "t.csv:2: cublas_us must be a positive number of microseconds (got '-2')");
+  EXPECT_EQ(err(",0.1.0,h,tn,8,8,8,cublas,,1,1"), "t.csv:2: empty gpu name");
+  // Binary garbage stays one printable line.
+  const std::string bad = err(std::string("\x01\x02,\xff", 4));
+  EXPECT_EQ(bad.find('\n'), std::string::npos);
+}
+
+TEST(TuningFile, TableAppliesOnlyMatchingRecordsAndPersists) {
+  compile_test::ScratchDir dir;
+  const std::string path = dir.path() + "/sub/tuning.csv";
+  {
+    TuningTable t(path, "NVIDIA H200", "0.1.0", "5c0d2f0e8a9b1c3d");
+    t.load();  // missing file: empty
+    EXPECT_EQ(t.size(), 0u);
+    t.add(rec(4096));
+    t.add(rec(16, kCublasWinner));
+    TuningRecord other = rec(32);
+    other.gpu = "NVIDIA H100";
+    t.add(other);  // persisted, not applied here
+    EXPECT_EQ(t.size(), 2u);
+  }
+  const std::string text = test::slurp(path);
+  EXPECT_EQ(text.rfind(std::string(kTuningHeader) + "\n", 0), 0u);
+  EXPECT_EQ(text.find(kTuningHeader, 1), std::string::npos) << "one header";
+  TuningTable again(path, "NVIDIA H200", "0.1.0", "5c0d2f0e8a9b1c3d");
+  again.load();
+  EXPECT_EQ(again.size(), 2u);
+  EXPECT_EQ(again.ignored(), 1u);
+  ASSERT_NE(again.find(Layout::tn, 4096, 4096, 4096), nullptr);
+  EXPECT_EQ(again.find(Layout::tn, 4096, 4096, 4096)->winner, "kadf55d1e9f98f3e8");
+  EXPECT_EQ(again.find(Layout::tn, 16, 4096, 4096)->winner, kCublasWinner);
+  EXPECT_EQ(again.find(Layout::tn, 32, 4096, 4096), nullptr);
+  // Another model's or version's records do not apply; the last record of a problem wins.
+  TuningTable other_model(path, "NVIDIA H200", "0.1.0", "ffffffffffffffff");
+  other_model.load();
+  EXPECT_EQ(other_model.size(), 0u);
+  TuningRecord newer = rec(4096, kCublasWinner);
+  again.add(newer);
+  TuningTable last(path, "NVIDIA H200", "0.1.0", "5c0d2f0e8a9b1c3d");
+  last.load();
+  EXPECT_EQ(last.find(Layout::tn, 4096, 4096, 4096)->winner, kCublasWinner);
+}
+
+TEST(TuningFile, ConcurrentAppendsKeepWholeLines) {
+  compile_test::ScratchDir dir;
+  const std::string path = dir.path() + "/tuning.csv";
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 4; ++w)
+    writers.emplace_back([&, w] {
+      TuningTable t(path, "NVIDIA H200", "0.1.0", "5c0d2f0e8a9b1c3d");
+      for (int i = 0; i < 50; ++i) t.add(rec(8 * (w * 50 + i + 1)));
+    });
+  for (auto& t : writers) t.join();
+  TuningTable t(path, "NVIDIA H200", "0.1.0", "5c0d2f0e8a9b1c3d");
+  ASSERT_NO_THROW(t.load());
+  EXPECT_EQ(t.size(), 200u);
+}
+
+TEST(TuningFile, UnreadableFilesAreClearErrors) {
+  compile_test::ScratchDir dir;
+  TuningTable folder(dir.path(), "g", "v", "h");  // a folder, not a file
+  EXPECT_NE(error_of([&] { folder.load(); }).find(dir.path()), std::string::npos);
+  std::ofstream(dir.path() + "/t.csv") << kTuningHeader << "\nH200,0.1.0,h,tn,8,8,8\n";
+  TuningTable bad(dir.path() + "/t.csv", "g", "v", "h");
+  EXPECT_EQ(error_of([&] { bad.load(); }).rfind(dir.path() + "/t.csv:2: 7 fields, expected 11", 0), 0u);
+  TuningTable unwritable("/proc/cks_tuning.csv", "g", "v", "h");
+  EXPECT_NE(error_of([&] { unwritable.add(rec(8)); }).find("cannot open tuning file '/proc/cks_tuning.csv'"), std::string::npos);
+}
