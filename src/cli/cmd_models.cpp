@@ -1,7 +1,10 @@
 // `cks train`, `cks eval`, `cks select`: the learned selector (docs/models.md).
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -73,8 +76,11 @@ Dataset read_dataset(const SourceOpts& src, std::string& origin, const DatasetOp
       }
     }
   }
-  // What the data loading cost (scripts/bench/corpus_load.sh reads this line).
-  std::cerr << "cks: note: read " << d.rows() << " rows of " << d.groups.size() << " groups from " << origin << " in "
+  // What the data loading cost, for a person watching (scripts/bench/corpus_load.sh sets
+  // CKS_PROGRESS): scripts and tests see one-line errors only.
+  static const bool show = isatty(2) || std::getenv("CKS_PROGRESS") != nullptr;
+  if (show)
+    std::cerr << "cks: note: read " << d.rows() << " rows of " << d.groups.size() << " groups from " << origin << " in "
             << format_double(std::round(seconds_since(t0) * 10) / 10) << " s"
             << (source->cache_key().empty()
                     ? ""

@@ -93,7 +93,7 @@ mkdir -p "$W/run"
 planned=$("$CKS" plan show "$W/plan.jsonl" --format csv 2>/dev/null | tail -n +2 | awk -F, '{s += $9} END {print s}')
 [ "$planned" -gt 300 ] || fail "the plan has $planned candidates"
 say "plan: $planned candidates in 16 groups"
-collect_args="--backend fake --fault slow=250000 --deadline 20 --heartbeat-timeout 10 --progress-every 0"
+collect_args="--backend fake --fault slow=250000 --deadline 60 --heartbeat-timeout 30 --progress-every 0"
 read -r array merge < <(bash "$ROOT/scripts/cluster/submit_collect.sh" --plan "$W/plan.jsonl" --parts 4 \
   --run-dir "$W/run" --cks "$CKS" --checkpoint-every 2 --collect-args "$collect_args")
 [ -n "${merge:-}" ] || fail "submit_collect.sh submitted nothing"

@@ -20,7 +20,7 @@ export CKS_CORPUS_CACHE="$W/cache"
 kernel=$(python3 -c 'import json,sys; l=open(sys.argv[1]).readlines()[1]; print(json.loads(l)["candidates"][0][0])' "$W/plan.jsonl")
 for run in 1 2; do
   "$CKS" collect --plan "$W/plan.jsonl" --registry "$W/r$run.db" --backend fake --fault "crash@$kernel" \
-    --max-attempts 2 --progress-every 0 --deadline 5 2>/dev/null || fail "cks collect (run $run)"
+    --max-attempts 2 --progress-every 0 --deadline 60 --heartbeat-timeout 30 2>/dev/null || fail "cks collect (run $run)"
   "$CKS" data pack --registry "$W/r$run.db" --out-dir "$W/shards" >/dev/null || fail "cks data pack (run $run)"
   sleep 1.1  # the second run's shard gets a later name
 done

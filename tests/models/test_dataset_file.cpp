@@ -89,6 +89,7 @@ TEST(DatasetFile, RoundTripAndDamagedFilesRefused) {
 TEST(DatasetFile, TrainReadsTheKeptDataSetOnTheSecondCall) {
   test::ScratchDir dir;
   test::ScopedEnv cache("CKS_CORPUS_CACHE", dir.file("cache"));
+  test::ScopedEnv progress("CKS_PROGRESS", "1");  // the "cks: note: read ..." line
   auto groups = test::synthetic_shapes(10, 5, "train");
   groups.back().set = "eval";
   test::write_synthetic_registry(dir.file("syn.db"), groups, 30, 5);

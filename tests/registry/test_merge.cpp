@@ -110,7 +110,9 @@ TEST(RegistryShards, PackThenReadMergedShards) {
 
   std::string merged_path;
   {
-    DataSource data(shards);
+    DataSourceOptions no_cache;  // a temporary merge (the corpus cache keeps its entries: test_corpus_cache.cpp)
+    no_cache.use_cache = false;
+    DataSource data(shards, no_cache);
     EXPECT_EQ(data.shards(), 2u);
     merged_path = data.path();
     EXPECT_EQ(sql_count(data.path(), "measurements"), 6);
@@ -121,6 +123,13 @@ TEST(RegistryShards, PackThenReadMergedShards) {
     EXPECT_EQ(merge_registries(dest, {sa, sb}).measurements, 0);
   }
   EXPECT_FALSE(std::filesystem::exists(merged_path)) << "temporary merge left behind";
+  {
+    const DataSource cached(shards);  // through the corpus cache: the same rows, kept for the next reader
+    EXPECT_EQ(sql_count(cached.path(), "measurements"), 6);
+    EXPECT_EQ(sql_count(cached.path(), "runs"), 2);
+    merged_path = cached.path();
+  }
+  if (!corpus_cache_dir().empty()) EXPECT_TRUE(std::filesystem::exists(merged_path));
 
   DataSource plain(t.a);
   EXPECT_EQ(plain.path(), t.a);
