@@ -67,7 +67,7 @@ say "cks bundle: $(($(wc -l < "$W/bundle_shapes.csv") - 1)) problems, top $TOP, 
 "$W/bin/cks" bundle --shapes "$W/bundle_shapes.csv" --top "$TOP" --out "$W/bundle" --cache build/kernel-cache \
   --jobs "$JOBS" --kernels-per-tu "$KPT" --mem-per-kernel-gb 0.9 --mem-limit-gb 110 --time-budget "$COMPILE_S" \
   > /dev/null 2> "$OUTDIR/bundle.log" || { tail -5 "$OUTDIR/bundle.log"; exit 1; }
-grep -E "ranked|in the cache|wrote|warning" "$OUTDIR/bundle.log" | tail -6 >&2
+grep -E "ranked|in the cache|budget|wrote|warning" "$OUTDIR/bundle.log" | tail -6 >&2
 xz -c "$W/bundle/index.json" > "$OUTDIR/index.json.xz"
 
 # 3. The measurement, in one process; it keeps 60 s for the reuse check.
@@ -101,7 +101,7 @@ print("reuse:", json.dumps(out), file=sys.stderr)
 EOF
 fi
 [ -f "$W/tuning.csv" ] && xz -c "$W/tuning.csv" > "$OUTDIR/tuning.csv.xz"
-python3 - "$OUTDIR/runtime_bench.json" <<'EOF' >&2
+[ -f "$OUTDIR/runtime_bench.json" ] && python3 - "$OUTDIR/runtime_bench.json" <<'EOF' >&2
 import json, sys
 s = json.load(open(sys.argv[1]))
 print(f"measured {s['problems_measured']}/{s['problems_planned']} problems ({s['problems_failed']} failed) in {s['wall_seconds']:.0f} s")
