@@ -13,8 +13,9 @@
 #      host cost of a cached call (10,000 calls into a gated stream) beside the bare kernel launch;
 #   4. a second process of autotune mode over the first problems, reading the tuning file the first
 #      wrote (no tuning: first calls as fast as select's).
-# Results under $OUT: runtime_bench.csv (one row per problem), runtime_bench.json (summary),
-# reuse.json, bundle.log, bench.log, machine.txt, tuning.csv.xz, index.json.xz.
+# Results under $OUT (8 files, the most a device command returns): runtime_bench.csv (one row per
+# problem), runtime_bench.json (summary), reuse.json, bundle.log, bench.log, machine.txt,
+# tuning.csv.xz, index.json.xz.
 #
 #   bash scripts/device/runtime_check.sh    # TOP=4 JOBS=14 KPT=8 COMPILE_S=200 BUDGET_S=470 by default
 # (14 nvcc jobs of 8-kernel TUs: ~0.9 GB per kernel measured, under the machine's 128 GB).
@@ -83,7 +84,8 @@ if [ "$MAX" -gt 15 ] && [ -f "$W/tuning.csv" ]; then
   head -61 "$CARRY/shapes.csv" > "$W/reuse_shapes.csv"
   mkdir -p "$W/reuse"
   "$W/bin/cks_runtime_bench" --shapes "$W/reuse_shapes.csv" --bundle "$W/bundle" --tuning-file "$W/tuning.csv" \
-    --out "$W/reuse" --reps 1 --overhead-calls 0 --max-seconds "$MAX" > "$OUTDIR/reuse.log" 2>&1
+    --out "$W/reuse" --reps 1 --overhead-calls 0 --max-seconds "$MAX" > "$W/reuse.log" 2>&1
+  { echo "== second process (tuning file reuse)"; grep -v "^cks runtime:" "$W/reuse.log" | tail -5; } >> "$OUTDIR/bench.log"
   python3 - "$W/reuse/runtime_bench.csv" "$OUTDIR/runtime_bench.csv" "$OUTDIR/reuse.json" <<'EOF'
 import csv, json, statistics, sys
 again = {(r["layout"], r["m"], r["n"], r["k"]): r for r in csv.DictReader(open(sys.argv[1]))}
