@@ -42,8 +42,10 @@ for m in [int(x) for x in sys.argv[2].split(",") if x]:
     for n, k, l in pairs:
         if (m, n, k, l) not in seen:
             seen.add((m, n, k, l)); out.append((m, n, k, l))
-# Ordered by (layout, N, K, M): a run cut short by its time budget still covers every M.
-out.sort(key=lambda t: (t[3], t[1], t[2], t[0]))
+# Grouped by (layout, N, K), M ascending within a group, the groups in a fixed pseudo-random order:
+# a run cut short by its time budget still covers every M and a spread of sizes, not only small N.
+import hashlib
+out.sort(key=lambda t: (t[3], hashlib.md5(f"{t[1]},{t[2]}".encode()).hexdigest(), t[0]))
 with open(sys.argv[3], "w") as f:
     f.write("m,n,k,layout\n")
     for m, n, k, l in out:

@@ -13,8 +13,9 @@
 #      host cost of a cached call (10,000 calls into a gated stream) beside the bare kernel launch;
 #   4. a second process of autotune mode over the first problems, reading the tuning file the first
 #      wrote (no tuning: first calls as fast as select's).
-# Results under $OUT: runtime_bench.csv (one row per problem), runtime_bench.json (summary),
-# reuse.json, bundle.log, bench.log, machine.txt, tuning.csv.xz, index.json.xz.
+# Results under $OUT (8 files, the most a device command returns): runtime_bench.csv (one row per
+# problem), runtime_bench.json (summary), reuse.json, bundle.log, bench.log, machine.txt,
+# tuning.csv.xz, index.json.xz.
 #
 #   bash scripts/device/runtime_check.sh    # TOP=4 JOBS=14 KPT=8 COMPILE_S=200 BUDGET_S=470 by default
 # (14 nvcc jobs of 8-kernel TUs: ~0.9 GB per kernel measured, under the machine's 128 GB).
@@ -67,7 +68,7 @@ say "cks bundle: $(($(wc -l < "$W/bundle_shapes.csv") - 1)) problems, top $TOP, 
 "$W/bin/cks" bundle --shapes "$W/bundle_shapes.csv" --top "$TOP" --out "$W/bundle" --cache build/kernel-cache \
   --jobs "$JOBS" --kernels-per-tu "$KPT" --mem-per-kernel-gb 0.9 --mem-limit-gb 110 --time-budget "$COMPILE_S" \
   > /dev/null 2> "$OUTDIR/bundle.log" || { tail -5 "$OUTDIR/bundle.log"; exit 1; }
-grep -E "ranked|in the cache|wrote|warning" "$OUTDIR/bundle.log" | tail -6 >&2
+grep -E "ranked|in the cache|budget|wrote|warning" "$OUTDIR/bundle.log" | tail -6 >&2
 xz -c "$W/bundle/index.json" > "$OUTDIR/index.json.xz"
 
 # 3. The measurement, in one process; it keeps 60 s for the reuse check.
@@ -83,7 +84,8 @@ if [ "$MAX" -gt 15 ] && [ -f "$W/tuning.csv" ]; then
   head -61 "$CARRY/shapes.csv" > "$W/reuse_shapes.csv"
   mkdir -p "$W/reuse"
   "$W/bin/cks_runtime_bench" --shapes "$W/reuse_shapes.csv" --bundle "$W/bundle" --tuning-file "$W/tuning.csv" \
-    --out "$W/reuse" --reps 1 --overhead-calls 0 --max-seconds "$MAX" > "$OUTDIR/reuse.log" 2>&1
+    --out "$W/reuse" --reps 1 --overhead-calls 0 --max-seconds "$MAX" > "$W/reuse.log" 2>&1
+  { echo "== second process (tuning file reuse)"; grep -v "^cks runtime:" "$W/reuse.log" | tail -5; } >> "$OUTDIR/bench.log"
   python3 - "$W/reuse/runtime_bench.csv" "$OUTDIR/runtime_bench.csv" "$OUTDIR/reuse.json" <<'EOF'
 import csv, json, statistics, sys
 again = {(r["layout"], r["m"], r["n"], r["k"]): r for r in csv.DictReader(open(sys.argv[1]))}
@@ -101,7 +103,7 @@ print("reuse:", json.dumps(out), file=sys.stderr)
 EOF
 fi
 [ -f "$W/tuning.csv" ] && xz -c "$W/tuning.csv" > "$OUTDIR/tuning.csv.xz"
-python3 - "$OUTDIR/runtime_bench.json" <<'EOF' >&2
+[ -f "$OUTDIR/runtime_bench.json" ] && python3 - "$OUTDIR/runtime_bench.json" <<'EOF' >&2
 import json, sys
 s = json.load(open(sys.argv[1]))
 print(f"measured {s['problems_measured']}/{s['problems_planned']} problems ({s['problems_failed']} failed) in {s['wall_seconds']:.0f} s")
