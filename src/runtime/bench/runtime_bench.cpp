@@ -10,7 +10,8 @@
 //   * time per call of each mode, interleaved: `reps` repetitions, in each every mode once (rotated
 //     order) as a batch of calls between two CUDA events, on rotating copies of the operands (working
 //     set >= 2 x L2), the stream held by a launch gate until the batch is enqueued (no host gaps);
-//     the median over repetitions, and TFLOP/s;
+//     the median over repetitions, and TFLOP/s; a mode's ratio to cuBLASLt is the median of the
+//     per-repetition ratios (paired: the GPU's clock moves between repetitions, not within one);
 //   * for small problems, the host cost of a cached call (us per cks_gemm into a gated stream, no
 //     synchronization, `--overhead-calls` calls in batches), beside the bare kernel launch through the
 //     kernel library's ABI (the same op) and cuBLASLt mode: the runtime's dispatch overhead.
@@ -124,6 +125,9 @@ struct Row {
   double first_ms[kModes] = {0, 0, 0};
   double host_us[kModes] = {-1, -1, -1};
   double raw_launch_us = -1;
+  // Median over the repetitions of cuBLASLt's time / the mode's time within the same repetition
+  // (select, autotune): paired, so a clock drift between repetitions cancels.
+  double paired[2] = {0, 0};
   int replicas = 0, inner[kModes] = {0, 0, 0};
   std::string error;
 };
@@ -146,7 +150,7 @@ class Bench {
  public:
   struct Options {
     std::string bundle, out, tuning_file, model;
-    int reps = 5;
+    int reps = 9;
     int overhead_calls = 10000;
     int overhead_limit = 6;
     double overhead_max_us = 30;
@@ -359,6 +363,12 @@ class Bench {
         per[mode].push_back(timed_batch(row.inner[mode], [&](int) { call(mode, p, ops, cursor++ % reps); }));
       }
     for (int mode = 0; mode < kModes; ++mode) row.us[mode] = median(per[mode]);
+    for (int mode = 0; mode < 2; ++mode) {
+      std::vector<double> ratio;
+      for (size_t rep = 0; rep < per[mode].size(); ++rep)
+        if (per[mode][rep] > 0) ratio.push_back(per[2][rep] / per[mode][rep]);
+      row.paired[mode] = median(ratio);
+    }
     // 4. Host cost of cached calls on small problems.
     if (o_.overhead_calls > 0 && overhead_done < o_.overhead_limit && row.us[0] <= o_.overhead_max_us) {
       ++overhead_done;
@@ -446,7 +456,7 @@ void write_outputs(const std::string& out, const std::vector<Row>& rows, const n
           << num(r.us[m]) << "," << num(tf) << "," << num(r.first_ms[m]) << "," << num(r.host_us[m]);
     }
     const bool ok = r.error.empty() && r.us[0] > 0 && r.us[1] > 0 && r.us[2] > 0;
-    const double rs = ok ? r.us[2] / r.us[0] : -1, ra = ok ? r.us[2] / r.us[1] : -1;
+    const double rs = ok ? r.paired[0] : -1, ra = ok ? r.paired[1] : -1;
     csv << "," << num(rs) << "," << num(ra) << "," << num(r.raw_launch_us) << "," << r.replicas << ","
         << cks::csv_escape(r.error) << "," << cks::csv_escape(r.reason[0]) << "," << cks::csv_escape(r.reason[1]) << "\n";
     if (!r.error.empty()) {

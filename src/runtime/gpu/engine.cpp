@@ -4,6 +4,8 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +13,7 @@
 #include <functional>
 #include <limits>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "cks/c_api.h"
 #include "cks/common.hpp"
@@ -26,6 +29,42 @@ constexpr size_t kTuneMemory = size_t{1} << 30;  // rotating replicas of one tun
 constexpr int kMaxReplicas = 8;
 constexpr double kTuneBatchUs = 100;            // a timed batch lasts at least this long
 constexpr int kMaxInner = 64;                   // launches per timed batch, at most
+
+// A launch gate for timed batches: the stream waits in a host function until the host has
+// enqueued the whole batch and its closing event, so the batch runs back to back on the GPU and
+// its time is the kernels', not the host's launch rate (a small cuBLASLt call costs ~10 us of host
+// time, more than its kernel: ungated, a host-bound batch made cuBLASLt look slower than it runs).
+// Tickets are global (tunings are serialized), so a host function never reads freed state; a gate
+// the host never opens (an exception between close and open) times out.
+class HostGate {
+ public:
+  static uint64_t close(cudaStream_t s) {
+    const uint64_t t = issued().fetch_add(1) + 1;
+    cuda_check(cudaLaunchHostFunc(s, &wait, reinterpret_cast<void*>(static_cast<uintptr_t>(t))), "cudaLaunchHostFunc (gate)");
+    return t;
+  }
+  static void open(uint64_t t) {
+    uint64_t cur = released().load();
+    while (cur < t && !released().compare_exchange_weak(cur, t)) {
+    }
+  }
+
+ private:
+  static std::atomic<uint64_t>& issued() {
+    static std::atomic<uint64_t> n{0};
+    return n;
+  }
+  static std::atomic<uint64_t>& released() {
+    static std::atomic<uint64_t> n{0};
+    return n;
+  }
+  static void CUDART_CB wait(void* ticket) {
+    const auto t = static_cast<uint64_t>(reinterpret_cast<uintptr_t>(ticket));
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+    while (released().load(std::memory_order_acquire) < t && std::chrono::steady_clock::now() < until)
+      std::this_thread::yield();
+  }
+};
 
 std::mutex g_libraries_mu;
 std::map<std::string, std::unique_ptr<KernelLib>> g_libraries;
@@ -652,9 +691,9 @@ void Engine::run_cublas(Entry& e, const Call& c) {
 
 // Autotune: the tuning file's record of the problem, else the available candidates and cuBLASLt
 // timed on a private stream, interleaved: a few rounds, in each every candidate once (in a rotated
-// order) as a batch of launches between two CUDA events, on rotating copies of the operands (a
-// working set of at least twice the L2, so no launch finds its operands cached); the winner has
-// the lowest median time per call over the rounds.
+// order) as a gated batch of launches between two CUDA events (HostGate: GPU time, not launch
+// rate), on rotating copies of the operands (a working set of at least twice the L2, so no launch
+// finds its operands cached); the winner has the lowest median time per call over the rounds.
 std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const std::vector<Candidate>& ranked,
                                                  std::string& note) {
   TuningTable& table = tuning();
@@ -837,9 +876,11 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
       const size_t i = (j + static_cast<size_t>(r)) % (n + 1);
       if (!alive[i]) continue;
       marks[r][i] = {event(), event()};
+      const uint64_t gate = HostGate::close(ts);
       cuda_check(cudaEventRecord(marks[r][i].first, ts), "cudaEventRecord");
       for (int x = 0; x < inner[i]; ++x) launch(i);
       cuda_check(cudaEventRecord(marks[r][i].second, ts), "cudaEventRecord");
+      HostGate::open(gate);
     }
   }
   cuda_check(cudaStreamSynchronize(ts), "autotune timing");
