@@ -385,8 +385,17 @@ Table never_ok_table(std::span<const KernelAttempts> kernels);
 // per base group, the compared candidates C_g (the selection methods' first picks and the
 // group's fastest measured candidates) R times in one stretch, as groups "<key>~r<i>" of set
 // "sbs". From those rows:
-//   clock_ref_g   median SM clock of the base group's ok rows (every repetition, cuBLAS too);
-//                 a row is flagged when |clock - clock_ref_g| > clock_tolerance_mhz and left out
+//   clock_ref_g   median SM clock of the base group's ok rows (every repetition, cuBLAS too)
+//   flagging      with clock_reference "candidate" (the default) a row is flagged when its clock
+//                 is further than clock_tolerance_mhz from the median clock of the same
+//                 candidate's repetitions: a drift of the GPU's state between repetitions. With
+//                 "group", when it is that far from clock_ref_g. Under the power limit (large
+//                 problems) the clock a kernel runs at is a property of the kernel (a kernel that
+//                 draws more power runs at a lower clock, in every repetition); "group" flags
+//                 such kernels' rows. Flagged rows are left out; a candidate with fewer than
+//                 min_reps unflagged rows is "unsteady" and compared on all its rows (before
+//                 session 14 it was dropped, and a dropped pick left its group uncovered: 121 of
+//                 127 evaluation groups covered in lease 17's round)
 //   T(c)          median over c's unflagged repetitions of its throughput (C_g less candidates
 //                 with none); T_cuBLAS likewise over the repetitions' cuBLAS rows
 //   T*_g          max over C_g of T(c)
@@ -400,7 +409,10 @@ Table never_ok_table(std::span<const KernelAttempts> kernels);
 struct SideBySideOptions {
   std::vector<Layout> layouts;       // only these layouts (empty: every layout)
   double clock_tolerance_mhz = 30;
-  size_t min_reps = 2;               // a candidate needs this many unflagged repetitions
+  std::string clock_reference = "candidate";  // "candidate" or "group" (above)
+  size_t min_reps = 2;               // a candidate needs this many unflagged repetitions, else it is
+                                     // "unsteady": its median over every repetition is used
+  bool drop_unsteady = false;        // leave unsteady candidates out instead (before session 14)
   // Which round of a group's repetitions (cks plan sidebyside --round) is read: -1 its latest,
   // 0 every round pooled, R round R only (a group without it is left out).
   long round = -1;
@@ -409,7 +421,9 @@ struct SideBySideOptions {
 struct SideBySideGroup {
   std::string base_key, base_set;
   Problem problem;
-  size_t reps = 0, compared = 0, rows = 0, flagged = 0, dropped = 0;  // dropped: candidates below min_reps
+  // dropped: candidates left out (fewer than min_reps repetitions, or unsteady with drop_unsteady);
+  // unsteady: candidates compared on every repetition since fewer than min_reps were unflagged
+  size_t reps = 0, compared = 0, rows = 0, flagged = 0, dropped = 0, unsteady = 0;
   double clock_ref_mhz = 0, clock_spread_mhz = 0;  // spread: max - min over unflagged rows
   std::string best_kernel, best_knobs;
   double best_tflops = 0, cublas_tflops = 0, floor = 0;
@@ -425,7 +439,7 @@ struct SideBySideStudy {
 // Throws Error when the registry holds no side-by-side group (set sbs) of the selected layouts.
 SideBySideStudy sidebyside_study(const Registry& reg, const std::vector<PickMethod>& methods,
                                  const SideBySideOptions& o, const AnalysisProgress& progress = {});
-// Columns: base_key, base_set, layout, m, n, k, reps, compared, rows, flagged, dropped, clock_ref_mhz,
+// Columns: base_key, base_set, layout, m, n, k, reps, compared, rows, flagged, dropped, unsteady, clock_ref_mhz,
 // clock_spread_mhz, best_kernel, best_knobs, best_tflops, cublas_tflops, floor, then per method
 // <name>_regret, <name>_top4_regret, <name>_vs_cublas.
 Table sidebyside_group_table(const SideBySideStudy& s);

@@ -34,6 +34,9 @@ SideBySideStudy sidebyside_study(const Registry& reg, const std::vector<PickMeth
                                  const SideBySideOptions& o, const AnalysisProgress& progress) {
   if (!(o.clock_tolerance_mhz >= 0)) throw Error("--clock-tolerance must be >= 0");
   if (o.min_reps < 1) throw Error("--min-reps must be >= 1");
+  if (o.clock_reference != "candidate" && o.clock_reference != "group")
+    throw Error("--clock-reference must be 'candidate' or 'group' (got '" + o.clock_reference + "')");
+  const bool per_candidate = o.clock_reference == "candidate";
   std::map<std::string, Base> bases;
   std::map<std::string, std::string> base_sets;  // from the groups' tags
   std::vector<std::string> sbs_keys;
@@ -102,27 +105,46 @@ SideBySideStudy sidebyside_study(const Registry& reg, const std::vector<PickMeth
         if (r.clock > 0) clocks.push_back(r.clock);
       }
     g.clock_ref_mhz = clocks.empty() ? 0 : median(clocks);
-    auto clean = [&](const Rep& r) {
-      return g.clock_ref_mhz <= 0 || r.clock <= 0 || std::abs(r.clock - g.clock_ref_mhz) <= o.clock_tolerance_mhz;
+    auto clean = [&](const Rep& r, double ref) {
+      return ref <= 0 || r.clock <= 0 || std::abs(r.clock - ref) <= o.clock_tolerance_mhz;
     };
     double lo = INFINITY, hi = -INFINITY;
     std::vector<std::vector<double>> kept_reps;  // per kept candidate: its unflagged throughputs
     std::vector<double> cublas;
     for (const CandidateRef& c : b.order) {
-      std::vector<double> t;
+      double ref = g.clock_ref_mhz;
+      if (per_candidate) {
+        std::vector<double> own;
+        for (const Rep& r : b.cands.at(c))
+          if (r.clock > 0) own.push_back(r.clock);
+        ref = own.empty() ? 0 : median(own);
+      }
+      std::vector<double> t, all;
+      size_t flagged = 0;
       for (const Rep& r : b.cands.at(c)) {
-        if (!clean(r)) {
-          ++g.flagged;
+        all.push_back(r.tflops);
+        if (!clean(r, ref)) {
+          ++flagged;
           continue;
         }
         t.push_back(r.tflops);
         if (r.clock > 0) lo = std::min(lo, r.clock), hi = std::max(hi, r.clock);
       }
+      const size_t need = std::min(o.min_reps, g.reps);
+      if (t.size() < need && all.size() >= need && !o.drop_unsteady) {
+        // Unsteady: its clock wandered in most repetitions (the power limit of large problems).
+        // Its median over every repetition is the best estimate there is; dropping it would leave
+        // the group uncovered when it is a pick.
+        ++g.unsteady;
+        t = std::move(all);
+        flagged = 0;
+      }
+      g.flagged += flagged;
       if (c.first == "cublas") {
         cublas = t;
         continue;
       }
-      if (t.size() < std::min(o.min_reps, g.reps)) {
+      if (t.size() < need) {
         ++g.dropped;
         continue;
       }
@@ -171,7 +193,7 @@ SideBySideStudy sidebyside_study(const Registry& reg, const std::vector<PickMeth
 
 Table sidebyside_group_table(const SideBySideStudy& s) {
   std::vector<std::string> cols{"base_key", "base_set", "layout", "m", "n", "k", "reps", "compared", "rows", "flagged",
-                                "dropped", "clock_ref_mhz", "clock_spread_mhz", "best_kernel", "best_knobs",
+                                "dropped", "unsteady", "clock_ref_mhz", "clock_spread_mhz", "best_kernel", "best_knobs",
                                 "best_tflops", "cublas_tflops", "floor"};
   for (const auto& m : s.methods)
     for (const char* what : {"_regret", "_top4_regret", "_vs_cublas"}) cols.push_back(m + what);
@@ -188,7 +210,7 @@ Table sidebyside_group_table(const SideBySideStudy& s) {
                           static_cast<int64_t>(g.compared),
                           static_cast<int64_t>(g.rows),
                           static_cast<int64_t>(g.flagged),
-                          static_cast<int64_t>(g.dropped),
+                          static_cast<int64_t>(g.dropped), static_cast<int64_t>(g.unsteady),
                           num(g.clock_ref_mhz, 1),
                           num(g.clock_spread_mhz, 1),
                           g.best_kernel,

@@ -398,10 +398,18 @@ void register_sidebyside_study(CLI::App* analyze) {
                   "(comma-separated)")
       ->capture_default_str();
   cmd->add_option("--clock-tolerance", so->clock_tolerance_mhz,
-                  "rows whose SM clock is further than this from the group's median are flagged and left out (MHz)")
+                  "rows whose SM clock is further than this from the reference (--clock-reference) are flagged and left out (MHz)")
       ->check(non_negative_real())
       ->capture_default_str();
-  cmd->add_option("--min-reps", so->min_reps, "unflagged repetitions a candidate needs to be compared")
+  cmd->add_option("--clock-reference", so->clock_reference,
+                  "a row's clock is compared with the median of its own candidate's repetitions (candidate: drift between "
+                  "repetitions) or of the whole group (group)")
+      ->check(CLI::IsMember({"candidate", "group"}))
+      ->capture_default_str();
+  cmd->add_flag("--drop-unsteady", so->drop_unsteady,
+               "leave out candidates with fewer than --min-reps unflagged repetitions (default: compare them on every "
+               "repetition)");
+  cmd->add_option("--min-reps", so->min_reps, "unflagged repetitions a candidate needs, else it is unsteady")
       ->transform(uint_in(1, 16))
       ->capture_default_str();
   cmd->add_option_function<std::string>(
@@ -453,7 +461,8 @@ void register_sidebyside_study(CLI::App* analyze) {
     outcomes.push_back(std::move(floor));
     std::cerr << "cks analyze sidebyside: " << s.groups.size() << " groups, " << s.rows << " ok rows, " << s.flagged_rows
               << " flagged (SM clock more than " << format_double(so->clock_tolerance_mhz)
-              << " MHz from the group's median)\n";
+              << " MHz from the median of " << (so->clock_reference == "group" ? "the group" : "the candidate's repetitions")
+              << ")\n";
     emit(summarize(outcomes, groups, hw_preset(sel.model->info().hw_preset)), "sidebyside", f, o->out_dir);
     if (per_group_out) {
       sidebyside_group_table(s).write(*per_group_out, Format::csv);

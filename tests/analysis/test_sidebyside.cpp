@@ -88,6 +88,63 @@ TEST(SideBySide, RegretOfTheRealPickFromCleanRepetitionsWithTheNoiseFloor) {
   EXPECT_DOUBLE_EQ(sidebyside_study(reg, {{"static", &static_selector(), 16}}, loose).groups[0].best_tflops, 110);
 }
 
+// Under the power limit a kernel runs at its own clock in every repetition: that is the kernel,
+// not a drift of the GPU's state. By default (clock reference "candidate") its rows count; with
+// the group's median as the reference they are all flagged, and the kernel is compared on every
+// repetition as unsteady (or dropped, as before session 14, with drop_unsteady).
+TEST(SideBySide, AKernelsOwnSteadyClockIsNotADrift) {
+  ScratchDir dir;
+  const std::string path = dir.file("power.db");
+  {
+    Registry reg(path);
+    const std::string run = reg.begin_run(test_run());
+    const Ranking r = static_selector().select(Problem{M, N, K, Layout::tn}, 4);
+    const std::string base = group_key(M, N, K, Layout::tn);
+    for (int rep = 0; rep < 3; ++rep) {
+      GroupInfo g = test_group(M, N, K, "sbs");
+      g.key = base + "~r" + std::to_string(rep + 1);
+      g.tags_json = R"({"base_key":")" + base + R"(","base_set":"eval","rep":)" + std::to_string(rep + 1) + "}";
+      reg.upsert_group(g);
+      std::vector<MeasurementRow> rows;
+      auto add = [&](const std::string& kernel, const std::string& knobs, double tflops, double clock) {
+        MeasurementRow m = test_row(run, g.key, kernel, "ok", 10.0);
+        m.knobs = knobs;
+        m.tflops = tflops;
+        m.sm_clock_mhz = clock;
+        rows.push_back(m);
+      };
+      add(r[0].kernel_id, r[0].knobs_text, 100, 1980);
+      add(r[1].kernel_id, r[1].knobs_text, 120, 1700 + rep * 5);  // power-hungry: always ~1,700 MHz
+      add(r[2].kernel_id, r[2].knobs_text, 90, 1980);
+      add("cublas", "", 95, 1980);
+      reg.insert_measurements(rows);
+    }
+  }
+  const Registry reg(path, RegistryOptions{.create = false});
+  const SideBySideStudy s = sidebyside_study(reg, {{"static", &static_selector(), 16}}, SideBySideOptions{});
+  ASSERT_EQ(s.groups.size(), 1u);
+  EXPECT_EQ(s.groups[0].flagged, 0u);
+  EXPECT_EQ(s.groups[0].compared, 3u);
+  EXPECT_DOUBLE_EQ(s.groups[0].best_tflops, 120);
+  EXPECT_NEAR(s.outcomes[0][0].regret, 1 - 100.0 / 120, 1e-12);
+
+  SideBySideOptions group_ref;
+  group_ref.clock_reference = "group";
+  const SideBySideStudy g = sidebyside_study(reg, {{"static", &static_selector(), 16}}, group_ref);
+  EXPECT_EQ(g.groups[0].flagged, 0u) << "every repetition flagged: unsteady, compared on all of them";
+  EXPECT_EQ(g.groups[0].unsteady, 1u);
+  EXPECT_DOUBLE_EQ(g.groups[0].best_tflops, 120);
+  group_ref.drop_unsteady = true;
+  const SideBySideStudy d = sidebyside_study(reg, {{"static", &static_selector(), 16}}, group_ref);
+  EXPECT_EQ(d.groups[0].flagged, 3u);
+  EXPECT_EQ(d.groups[0].dropped, 1u);
+  EXPECT_DOUBLE_EQ(d.groups[0].best_tflops, 100);
+
+  SideBySideOptions bad;
+  bad.clock_reference = "kernel";
+  EXPECT_THROW(sidebyside_study(reg, {{"static", &static_selector(), 16}}, bad), Error);
+}
+
 TEST(SideBySide, EachGroupsLatestRoundIsReadUnlessOneIsChosen) {
   ScratchDir dir;
   const std::string path = write_registry(dir);  // round 1: "~r<i>"
