@@ -19,7 +19,7 @@ log() { echo "[setup] $*" >&2; }
 
 if [ "${CKS_SKIP_APT:-0}" != 1 ]; then
   PKGS="cmake g++ make pkg-config libgtest-dev libbenchmark-dev nlohmann-json3-dev libcli11-dev libfmt-dev
-        libeigen3-dev libsqlite3-dev sqlite3 zlib1g-dev libxgboost-dev unzip python3-pip xz-utils
+        libeigen3-dev libsqlite3-dev sqlite3 zlib1g-dev liblzma-dev libxgboost-dev unzip python3-pip xz-utils
         slurmctld slurmd slurm-client munge"
   # OpenBLAS: libtorch's BLAS (MLP training 7x faster than the reference BLAS).
   [ "${CKS_WITH_TORCH:-0}" = 1 ] && PKGS="$PKGS libtorch-dev libopenblas0-pthread"

@@ -198,7 +198,7 @@ class Registry {
   std::unique_ptr<Impl> impl_;
 };
 
-// Merge registries (or gzip-compressed shards, *.db.gz) into `dest` without duplicates.
+// Merge registries (or compressed shards, *.db.xz or *.db.gz) into `dest` without duplicates.
 struct MergeStats { long runs = 0, groups = 0, kernels = 0, measurements = 0, plan_items = 0, profiles = 0; };
 // Runs, kernels (ok preferred, then newest updated_at), groups (key+set), plan items and
 // measurements (uuid) are keyed on natural keys, so merging the same source twice adds
@@ -208,14 +208,17 @@ struct MergeStats { long runs = 0, groups = 0, kernels = 0, measurements = 0, pl
 // resumed collection skips every planned item that already has a final row).
 MergeStats merge_registries(const std::string& dest, const std::vector<std::string>& sources, bool plan_items = true);
 
-// Committed data is immutable shards (gzip of a VACUUMed registry), merged when read.
-// Writes `<out_dir>/<YYYYMMDD>_<uuid8>.db.gz` named after the registry's latest run; refuses
-// to overwrite an existing shard. Returns the shard's path.
-std::string pack_shard(const std::string& registry_path, const std::string& out_dir);
-// The same in `parts` shards "<YYYYMMDD>_<uuid8>_p<i>of<parts>.db.gz" (parts > 1), each with
+// Committed data is immutable shards (a VACUUMed registry compressed with xz, or with gzip before
+// session 14: `compression` "xz" or "gz"), merged when read. Writes
+// `<out_dir>/<YYYYMMDD>_<uuid8>.db.xz` named after the registry's latest run; refuses to overwrite
+// an existing shard (of either compression). Returns the shard's path.
+std::string pack_shard(const std::string& registry_path, const std::string& out_dir,
+                       const std::string& compression = "xz");
+// The same in `parts` shards "<YYYYMMDD>_<uuid8>_p<i>of<parts>.db.xz" (parts > 1), each with
 // every run and kernel and a round-robin share of the groups (sorted keys) with their rows:
 // keeps each committed file well under hosting limits. Merged when read like any shards.
-std::vector<std::string> pack_shards(const std::string& registry_path, const std::string& out_dir, int parts);
+std::vector<std::string> pack_shards(const std::string& registry_path, const std::string& out_dir, int parts,
+                                     const std::string& compression = "xz");
 
 // How a DataSource reads a shard directory.
 struct DataSourceOptions {
@@ -225,12 +228,12 @@ struct DataSourceOptions {
   bool rebuild = false;
 };
 
-// Data to read: a registry file used in place, or a directory whose *.db.gz shards are merged
+// Data to read: a registry file used in place, or a directory whose shards (*.db.xz, *.db.gz) are merged
 // into one registry. The merge is the same either way (the largest shard, decompressed, is the
 // base; the others are merged into it by size then name); its result is an entry of the corpus
 // cache, built on first use and reused while the shard set is the same, or, with the cache off
 // or unusable, a temporary registry deleted with this object (or by a stop signal). Every shard
-// must be a valid gzip of a cks registry: an empty, truncated or foreign shard is an error.
+// must be a valid xz or gzip stream of a cks registry: an empty, truncated or foreign shard is an error.
 // Open path() with RegistryOptions::read_only.
 class DataSource {
  public:
@@ -259,7 +262,7 @@ class DataSource {
 // $CKS_CORPUS_CACHE when set ("off" disables the cache), else $XDG_CACHE_HOME/cks/corpus, else
 // $HOME/.cache/cks/corpus; "" when off or when neither variable is set.
 std::string corpus_cache_dir();
-// The *.db.gz files of a shard directory, sorted by name (throws Error when there is none).
+// The shards (*.db.xz, *.db.gz) of a shard directory, sorted by name (throws Error when there is none).
 std::vector<std::string> shard_files(const std::string& dir);
 // 16 hex digits: a hash of the sorted shard names, their sizes and the CRC-32 of their bytes, and
 // the schema version the merge produces. The same shard set gives the same key anywhere.

@@ -263,7 +263,7 @@ def cv_argv(proto, arm, params):
 
 def shards_fingerprint():
     h = hashlib.sha256()
-    for p in sorted(glob.glob(os.path.join(ROOT, "data/shards/*.db.gz"))):
+    for p in sorted(glob.glob(os.path.join(ROOT, "data/shards/*.db.?z"))):
         st = os.stat(p)
         h.update(f"{os.path.basename(p)}:{st.st_size}\n".encode())
     return h.hexdigest()[:16]
@@ -285,7 +285,7 @@ def ensure_registry(args):
         if os.path.exists(p):
             os.remove(p)
     log(f"tune.py: merging data/shards into {DEFAULT_REGISTRY} (once; every trial reads it)")
-    shards = sorted(glob.glob(os.path.join(ROOT, "data/shards/*.db.gz")))
+    shards = sorted(glob.glob(os.path.join(ROOT, "data/shards/*.db.?z")))
     subprocess.run([args.cks, "data", "merge", "--no-plan-items", "--out", path] + shards, cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL)
     with open(stamp, "w") as f:

@@ -11,7 +11,7 @@
 # selector's default adds to its prefilter. The shipped model (r6 in NOTES.md, shipped after
 # lease 16 measured it side by side against r5) was trained on the shards up to lease 15b (2,541
 # groups); reproduce it with
-#   EXCLUDE_SHARDS="20261202_d6acffa9.db.gz" scripts/models/train_default.sh
+#   EXCLUDE_SHARDS="20261202_d6acffa9.db.gz 20261202_d709be9e.db.xz" scripts/models/train_default.sh
 # (the same bytes but for provenance "source", which then names the temporary directory)
 # (without EXCLUDE_SHARDS every committed shard is read: the next model).
 set -euo pipefail
@@ -21,7 +21,7 @@ SRC=(--data data/shards)
 if [ -n "${EXCLUDE_SHARDS:-}" ]; then
   DIR=$(mktemp -d)
   trap 'rm -rf "$DIR"' EXIT
-  for f in data/shards/*.db.gz; do
+  for f in data/shards/*.db.?z; do
     case " $EXCLUDE_SHARDS " in *" $(basename "$f") "*) continue ;; esac
     ln -s "$PWD/$f" "$DIR/"
   done

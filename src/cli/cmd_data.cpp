@@ -107,7 +107,7 @@ void register_merge(CLI::App* data) {
   auto inputs = std::make_shared<std::vector<std::string>>();
   auto fmt = std::make_shared<std::string>();
   cmd->add_option("--out", *out, "destination registry (created if missing)")->required();
-  cmd->add_option("inputs", *inputs, "source registries (.db) or shards (.db.gz)")->required();
+  cmd->add_option("inputs", *inputs, "source registries (.db) or shards (.db.xz, .db.gz)")->required();
   auto no_plan = std::make_shared<bool>(false);
   cmd->add_flag("--no-plan-items", *no_plan, "leave the sources' plan items out (a slim copy)");
   add_format(cmd, *fmt);
@@ -133,8 +133,12 @@ void register_pack(CLI::App* data) {
   cmd->add_option("--out-dir", *out_dir, "shard directory")->capture_default_str();
   auto parts = std::make_shared<int>(1);
   cmd->add_option("--parts", *parts, "split the groups over this many shards (large runs)")->transform(uint_in(1, 100000))->capture_default_str();
-  cmd->callback([registry, out_dir, parts] {
-    for (const auto& shard : pack_shards(*registry, *out_dir, *parts)) std::cout << shard << '\n';
+  auto compression = std::make_shared<std::string>("xz");
+  cmd->add_option("--compression", *compression, "xz (about half the size of gzip on registries) or gz (shards before session 14)")
+      ->check(CLI::IsMember({"xz", "gz"}))
+      ->capture_default_str();
+  cmd->callback([registry, out_dir, parts, compression] {
+    for (const auto& shard : pack_shards(*registry, *out_dir, *parts, *compression)) std::cout << shard << '\n';
   });
 }
 

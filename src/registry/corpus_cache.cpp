@@ -201,8 +201,8 @@ std::string corpus_cache_dir() {
 std::vector<std::string> shard_files(const std::string& dir) {
   std::vector<std::string> shards;
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_regular_file() && reg::ends_with(e.path().filename().string(), ".db.gz")) shards.push_back(e.path().string());
-  if (shards.empty()) throw Error("no shards (*.db.gz) in '" + dir + "'");
+    if (e.is_regular_file() && reg::is_shard_name(e.path().filename().string())) shards.push_back(e.path().string());
+  if (shards.empty()) throw Error("no shards (*.db.xz, *.db.gz) in '" + dir + "'");
   std::sort(shards.begin(), shards.end());
   return shards;
 }

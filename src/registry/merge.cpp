@@ -58,7 +58,7 @@ std::vector<std::pair<std::string, std::string>> merge_statements(sqlite3* db, b
   return out;
 }
 
-// A source ready to ATTACH: a .db.gz is decompressed, an older schema migrated, both on a
+// A source ready to ATTACH: a .db.xz or .db.gz is decompressed, an older schema migrated, both on a
 // temporary copy (sources are never modified: a .db source is only ever opened read-only).
 struct PreparedSource {
   std::string path;
@@ -68,9 +68,9 @@ struct PreparedSource {
 PreparedSource prepare_source(const std::string& src) {
   if (!reg::file_exists(src)) throw Error("no registry or shard at '" + src + "'");
   PreparedSource p{src, {}};
-  if (reg::ends_with(src, ".gz")) {
+  if (reg::ends_with(src, ".gz") || reg::ends_with(src, ".xz")) {
     p.temp = reg::temp_db("shard");
-    reg::gunzip_file(src, p.temp.path());
+    reg::decompress_shard(src, p.temp.path());
     p.path = p.temp.path();
   }
   int version;
@@ -161,7 +161,7 @@ void merge_shards(std::vector<std::string> shards, const std::string& dest) {
     const auto sa = fs::file_size(a), sb = fs::file_size(b);
     return sa != sb ? sa > sb : a < b;
   });
-  reg::gunzip_file(shards.front(), dest);
+  reg::decompress_shard(shards.front(), dest);
   {
     // The base must be a registry like every other shard (an empty one would pass for an empty
     // registry); an older one is migrated, a newer one refused.
@@ -177,6 +177,7 @@ void merge_shards(std::vector<std::string> shards, const std::string& dest) {
   Registry out(dest);
   reg::exec(out.handle(), "PRAGMA synchronous=OFF");  // a copy being built: made durable by its owner, if at all
   merge_into(out, std::vector<std::string>(shards.begin() + 1, shards.end()));
+  reg::ensure_secondary_indexes(out.handle());  // shards are packed without them (faster merged into)
 }
 
 }  // namespace reg

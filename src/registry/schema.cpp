@@ -98,6 +98,16 @@ bool has_meta(sqlite3* db) {
 
 }  // namespace
 
+void drop_secondary_indexes(sqlite3* db) {
+  exec(db, "DROP INDEX IF EXISTS measurements_candidate; DROP INDEX IF EXISTS measurements_status;");
+}
+
+void ensure_secondary_indexes(sqlite3* db) {
+  exec(db,
+       "CREATE INDEX IF NOT EXISTS measurements_candidate ON measurements(group_key, kernel_id, knobs);"
+       "CREATE INDEX IF NOT EXISTS measurements_status ON measurements(status);");
+}
+
 int current_schema_version() { return static_cast<int>(migrations().size()); }
 
 int file_schema_version(sqlite3* db) {

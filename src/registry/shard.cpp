@@ -7,47 +7,54 @@
 #include <vector>
 
 #include "cks/registry.hpp"
+#include "registry/schema.hpp"
 #include "registry/sqlite_util.hpp"
 
 namespace cks {
 
 namespace {
 
-// "<YYYYMMDD>_<first 8 hex of the uuid>.db.gz" of the registry's latest run.
-std::string shard_name(sqlite3* db, const std::string& registry_path) {
+// "<YYYYMMDD>_<first 8 hex of the uuid>" of the registry's latest run.
+std::string shard_stem(sqlite3* db, const std::string& registry_path) {
   reg::Stmt s(db, "SELECT uuid, started_at FROM runs ORDER BY started_at DESC, uuid DESC LIMIT 1");
   if (!s.step()) throw Error("registry '" + registry_path + "' has no runs to pack");
   const std::string uuid = s.col_text(0), started = s.col_text(1);
   // started_at is ISO-8601 "YYYY-MM-DDT..."
   if (started.size() < 10 || started[4] != '-' || started[7] != '-' || uuid.size() < 8)
     throw Error("run '" + uuid + "' has a malformed start time '" + started + "'; cannot name its shard");
-  return started.substr(0, 4) + started.substr(5, 2) + started.substr(8, 2) + "_" + uuid.substr(0, 8) + ".db.gz";
+  return started.substr(0, 4) + started.substr(5, 2) + started.substr(8, 2) + "_" + uuid.substr(0, 8);
 }
 
 }  // namespace
 
-std::vector<std::string> pack_shards(const std::string& registry_path, const std::string& out_dir, int parts) {
+std::vector<std::string> pack_shards(const std::string& registry_path, const std::string& out_dir, int parts,
+                                     const std::string& compression) {
   namespace fs = std::filesystem;
   if (parts < 1) throw Error("a registry is packed into at least one shard");
+  if (compression != "xz" && compression != "gz")
+    throw Error("shard compression must be 'xz' or 'gz' (got '" + compression + "')");
+  const std::string ext = ".db." + compression;
   RegistryOptions opts;
   opts.read_only = true;  // packing only reads the registry
   Registry r(registry_path, opts);
-  std::string name = shard_name(r.handle(), registry_path);
+  const std::string stem = shard_stem(r.handle(), registry_path);
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) throw Error("cannot create '" + out_dir + "': " + ec.message());
-  const std::string stem = name.substr(0, name.size() - std::string(".db.gz").size());
   std::vector<std::string> shards;
   for (int i = 0; i < parts; ++i)
-    shards.push_back((fs::path(out_dir) / (parts == 1 ? name
-                                                      : stem + "_p" + std::to_string(i + 1) + "of" +
-                                                            std::to_string(parts) + ".db.gz"))
-                         .string());
+    shards.push_back(
+        (fs::path(out_dir) / (stem + (parts == 1 ? "" : "_p" + std::to_string(i + 1) + "of" + std::to_string(parts)) + ext))
+            .string());
   auto refuse = [](const std::string& shard) {
     return Error("shard '" + shard + "' already exists (shards are immutable: pack a new run instead)");
   };
-  for (const auto& shard : shards)
+  // The same run packed with the other compression is the same shard.
+  for (const auto& shard : shards) {
+    const std::string twin = shard.substr(0, shard.size() - 2) + (compression == "xz" ? "gz" : "xz");
     if (reg::file_exists(shard)) throw refuse(shard);
+    if (reg::file_exists(twin)) throw refuse(twin);
+  }
 
   // Group keys dealt round-robin (sorted) over the parts; every part keeps all runs and kernels.
   std::vector<std::string> keys;
@@ -64,6 +71,7 @@ std::vector<std::string> pack_shards(const std::string& registry_path, const std
       sqlite3* db = reg::open_db(copy.path(), SQLITE_OPEN_READWRITE);
       try {
         reg::exec(db, "PRAGMA journal_mode=DELETE");  // one self-contained file once decompressed
+        reg::drop_secondary_indexes(db);               // recreated by every merge
         if (parts > 1) {
           reg::exec(db, "CREATE TEMP TABLE keep(key TEXT PRIMARY KEY)");
           reg::Stmt ins(db, "INSERT INTO keep(key) VALUES(?1)");
@@ -75,8 +83,8 @@ std::vector<std::string> pack_shards(const std::string& registry_path, const std
           reg::exec(db, "DELETE FROM plan_items WHERE group_key NOT IN (SELECT key FROM keep)");
           reg::exec(db, "DELETE FROM groups WHERE key NOT IN (SELECT key FROM keep)");
           reg::exec(db, "DROP TABLE keep");
-          reg::exec(db, "VACUUM");
         }
+        reg::exec(db, "VACUUM");
       } catch (...) {
         reg::close_db(db);
         throw;
@@ -84,7 +92,8 @@ std::vector<std::string> pack_shards(const std::string& registry_path, const std
       reg::close_db(db);
     }
     AtomicOutput out(shard);
-    reg::gzip_file(copy.path(), out.temp_path());
+    if (compression == "xz") reg::xz_file(copy.path(), out.temp_path(), 9);
+    else reg::gzip_file(copy.path(), out.temp_path());
     // link() fails if the shard appeared meanwhile, so a shard is never replaced.
     if (reg::file_exists(shard)) throw refuse(shard);
     try {
@@ -97,8 +106,8 @@ std::vector<std::string> pack_shards(const std::string& registry_path, const std
   return shards;
 }
 
-std::string pack_shard(const std::string& registry_path, const std::string& out_dir) {
-  return pack_shards(registry_path, out_dir, 1).front();
+std::string pack_shard(const std::string& registry_path, const std::string& out_dir, const std::string& compression) {
+  return pack_shards(registry_path, out_dir, 1, compression).front();
 }
 
 }  // namespace cks

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <lzma.h>
 #include <zlib.h>
 
 #include <cctype>
@@ -11,6 +12,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <thread>
 #include <vector>
 
 #include "cks/common.hpp"
@@ -246,6 +249,101 @@ void gunzip_file(const std::string& src, const std::string& dest) {
     throw Error("cannot write '" + dest + "': " + std::strerror(errno));
   }
   out.f = nullptr;
+}
+
+namespace {
+
+struct Lzma {
+  lzma_stream s = LZMA_STREAM_INIT;
+  ~Lzma() { lzma_end(&s); }
+};
+
+// Streams `in` through the coder `z` into `out`; `bad` names a failure of the coder.
+void lzma_pump(Lzma& z, std::FILE* in, std::FILE* out, const std::string& src, const std::string& dest,
+               const std::function<std::string(lzma_ret)>& bad) {
+  std::vector<uint8_t> ibuf(kChunk), obuf(kChunk);
+  lzma_action action = LZMA_RUN;
+  z.s.next_in = nullptr;
+  z.s.avail_in = 0;
+  z.s.next_out = obuf.data();
+  z.s.avail_out = obuf.size();
+  for (;;) {
+    if (z.s.avail_in == 0 && action == LZMA_RUN) {
+      z.s.next_in = ibuf.data();
+      z.s.avail_in = std::fread(ibuf.data(), 1, ibuf.size(), in);
+      if (std::ferror(in)) throw Error("cannot read '" + src + "': " + std::strerror(errno));
+      if (std::feof(in)) action = LZMA_FINISH;
+    }
+    const lzma_ret r = lzma_code(&z.s, action);
+    if (z.s.avail_out == 0 || r == LZMA_STREAM_END) {
+      const size_t n = obuf.size() - z.s.avail_out;
+      if (std::fwrite(obuf.data(), 1, n, out) != n) throw Error("cannot write '" + dest + "': " + std::strerror(errno));
+      z.s.next_out = obuf.data();
+      z.s.avail_out = obuf.size();
+    }
+    if (r == LZMA_STREAM_END) return;
+    if (r != LZMA_OK) throw Error(bad(r));
+  }
+}
+
+std::string lzma_error(lzma_ret r) {
+  switch (r) {
+    case LZMA_MEM_ERROR: return "out of memory";
+    case LZMA_FORMAT_ERROR: return "not an xz file";
+    case LZMA_OPTIONS_ERROR: return "unsupported xz options";
+    case LZMA_DATA_ERROR: return "corrupt data";
+    case LZMA_BUF_ERROR: return "truncated";
+    default: return "xz error " + std::to_string(static_cast<int>(r));
+  }
+}
+
+}  // namespace
+
+void xz_file(const std::string& src, const std::string& dest, uint32_t preset) {
+  StdFile in{std::fopen(src.c_str(), "rb")};
+  if (!in.f) throw Error("cannot read '" + src + "': " + std::strerror(errno));
+  StdFile out{std::fopen(dest.c_str(), "wb")};
+  if (!out.f) throw Error("cannot write '" + dest + "': " + std::strerror(errno));
+  Lzma z;
+  lzma_mt mt{};
+  mt.threads = std::max(1u, std::min(4u, std::thread::hardware_concurrency()));
+  mt.preset = preset;
+  mt.check = LZMA_CHECK_CRC64;
+  if (const lzma_ret r = lzma_stream_encoder_mt(&z.s, &mt); r != LZMA_OK)
+    throw Error("cannot compress '" + src + "': " + lzma_error(r));
+  lzma_pump(z, in.f, out.f, src, dest, [&](lzma_ret r) { return "cannot compress '" + src + "': " + lzma_error(r); });
+  if (std::fclose(out.f) != 0) {
+    out.f = nullptr;
+    throw Error("cannot write '" + dest + "': " + std::strerror(errno));
+  }
+  out.f = nullptr;
+  fsync_path(dest);
+}
+
+void unxz_file(const std::string& src, const std::string& dest) {
+  struct stat st;
+  if (::stat(src.c_str(), &st) != 0) throw Error("cannot read shard '" + src + "': " + std::strerror(errno));
+  if (st.st_size == 0) throw Error("corrupt shard '" + src + "': empty file");
+  StdFile in{std::fopen(src.c_str(), "rb")};
+  if (!in.f) throw Error("cannot read shard '" + src + "': " + std::strerror(errno));
+  StdFile out{std::fopen(dest.c_str(), "wb")};
+  if (!out.f) throw Error("cannot write '" + dest + "': " + std::strerror(errno));
+  Lzma z;
+  if (const lzma_ret r = lzma_stream_decoder(&z.s, UINT64_MAX, 0); r != LZMA_OK)
+    throw Error("cannot read shard '" + src + "': " + lzma_error(r));
+  lzma_pump(z, in.f, out.f, src, dest, [&](lzma_ret r) { return "corrupt shard '" + src + "': " + lzma_error(r); });
+  if (std::fclose(out.f) != 0) {
+    out.f = nullptr;
+    throw Error("cannot write '" + dest + "': " + std::strerror(errno));
+  }
+  out.f = nullptr;
+}
+
+bool is_shard_name(std::string_view name) { return ends_with(name, ".db.gz") || ends_with(name, ".db.xz"); }
+
+void decompress_shard(const std::string& src, const std::string& dest) {
+  if (ends_with(src, ".xz")) unxz_file(src, dest);
+  else gunzip_file(src, dest);
 }
 
 bool ends_with(std::string_view s, std::string_view suffix) {

@@ -140,7 +140,7 @@ outside=$(q "SELECT count(*) FROM measurements m WHERE kernel_id != 'cublas' AND
 runs=$(q "SELECT count(*) FROM runs")
 [ "$runs" -ge 7 ] || fail "$runs runs (4 tasks + 3 restarts expected)"
 attempts=$(q "SELECT count(*) FROM measurements")
-shards=$(ls "$W/run/shards"/*.db.gz 2>/dev/null | wc -l)
+shards=$(ls "$W/run/shards"/*.db.?z 2>/dev/null | wc -l)
 [ "$shards" = 1 ] || fail "$shards shards packed"
 stats=$("$CKS" data stats --data "$W/run/shards" --format csv) || fail "cks data stats on the shard"
 echo "$stats" | grep -qx "measurements.attempts,$attempts" || fail "the shard does not hold the merge's $attempts attempts"

@@ -552,11 +552,16 @@ struct Suite {
         {"gzforeign", gzip(read_all(sub(fx, "foreign.db"))), ""},
         {"gztrunc", gzip(real.substr(0, 8192)), ""},
     };
-    for (const auto& s : shards) {
+    // Every bad stream also under an xz shard's name (shards are xz since session 14): gzip or
+    // garbage bytes where liblzma expects xz.
+    std::vector<std::pair<Shard, std::string>> named;
+    for (const auto& s : shards) named.push_back({s, ".db.gz"});
+    for (const auto& s : shards) named.push_back({Shard{s.name + "_xz", s.bytes, s.xfail}, ".db.xz"});
+    for (const auto& [s, ext] : named) {
       const std::string dir = sub(fx, "shards_" + s.name);
       fs::create_directories(dir);
-      write_file(dir + "/a.db.gz", s.bytes);
-      fx.files.push_back(dir + "/a.db.gz");
+      write_file(dir + "/a" + ext, s.bytes);
+      fx.files.push_back(dir + "/a" + ext);
       for (const auto& r : readers) {
         auto args = r;
         args.insert(args.end(), {"--data", dir});

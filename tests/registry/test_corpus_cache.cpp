@@ -135,15 +135,15 @@ TEST(CorpusCache, KeyFollowsNamesSizesAndBytes) {
   fs::copy_file(b, copy + "/" + fs::path(b).filename().string());
   EXPECT_EQ(corpus_key(shard_files(copy)), k1);
   // A shard renamed, or its bytes changed at the same size, or a shard added: another key.
-  fs::rename(copy + "/" + fs::path(b).filename().string(), copy + "/renamed.db.gz");
+  fs::rename(copy + "/" + fs::path(b).filename().string(), copy + "/renamed.db" + fs::path(b).extension().string());
   EXPECT_NE(corpus_key(shard_files(copy)), k1);
   {
-    std::fstream f(copy + "/renamed.db.gz", std::ios::in | std::ios::out | std::ios::binary);
+    std::fstream f(copy + "/renamed.db" + fs::path(b).extension().string(), std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(100);
     f.put('\x5a');
   }
   const std::string renamed_key = corpus_key(shard_files(copy));
-  fs::rename(copy + "/renamed.db.gz", copy + "/" + fs::path(b).filename().string());
+  fs::rename(copy + "/renamed.db" + fs::path(b).extension().string(), copy + "/" + fs::path(b).filename().string());
   EXPECT_NE(corpus_key(shard_files(copy)), k1);  // same name and size, other bytes
   EXPECT_NE(renamed_key, k1);
 

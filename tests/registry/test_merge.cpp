@@ -1,6 +1,8 @@
 // Merging, shards, stats, export and the observation reader.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
 #include <regex>
 #include <sstream>
 
@@ -97,7 +99,7 @@ TEST(RegistryShards, PackThenReadMergedShards) {
   const std::string shards = t.dir.file("data/shards");
   const std::string sa = pack_shard(t.a, shards);
   EXPECT_TRUE(std::regex_match(std::filesystem::path(sa).filename().string(),
-                               std::regex(R"(\d{8}_[0-9a-f]{8}\.db\.gz)")))
+                               std::regex(R"(\d{8}_[0-9a-f]{8}\.db\.xz)")))
       << sa;
   try {
     pack_shard(t.a, shards);
@@ -105,8 +107,11 @@ TEST(RegistryShards, PackThenReadMergedShards) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("already exists"), std::string::npos);
   }
-  const std::string sb = pack_shard(t.b, shards);
-  EXPECT_NE(sa, sb);
+  EXPECT_THROW(pack_shard(t.a, shards, "gz"), Error) << "the same run packed with gzip is the same shard";
+  // Shards of both compressions (gzip before session 14) are read together.
+  const std::string sb = pack_shard(t.b, shards, "gz");
+  EXPECT_TRUE(sb.ends_with(".db.gz")) << sb;
+  EXPECT_THROW(pack_shard(t.b, shards, "zstd"), Error);
 
   std::string merged_path;
   {
@@ -117,6 +122,10 @@ TEST(RegistryShards, PackThenReadMergedShards) {
     merged_path = data.path();
     EXPECT_EQ(sql_count(data.path(), "measurements"), 6);
     EXPECT_EQ(sql_count(data.path(), "runs"), 2);
+    // Shards are packed without the secondary indexes; the merge recreates them.
+    EXPECT_EQ(sql_text(data.path(), "SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name IN "
+                                    "('measurements_candidate', 'measurements_status')"),
+              "2");
     // A shard merges like a registry: idempotent against the plain files.
     const std::string dest = t.dir.file("dest.db");
     merge_registries(dest, {t.a, t.b});
@@ -146,11 +155,22 @@ TEST(RegistryShards, PackThenReadMergedShards) {
 }
 
 TEST(RegistryShards, CorruptShardIsAClearError) {
-  TwoNodes t;
-  const std::string shards = t.dir.file("shards");
-  const std::string sa = pack_shard(t.a, shards);
-  std::filesystem::resize_file(sa, std::filesystem::file_size(sa) / 2);
-  EXPECT_THROW(DataSource{shards}, Error);
+  for (const std::string compression : {"xz", "gz"}) {
+    TwoNodes t;
+    const std::string shards = t.dir.file("shards");
+    const std::string sa = pack_shard(t.a, shards, compression);
+    std::filesystem::resize_file(sa, std::filesystem::file_size(sa) / 2);
+    try {
+      DataSource d{shards};
+      FAIL() << "a truncated " << compression << " shard was read";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("corrupt shard"), std::string::npos) << e.what();
+    }
+    // A file of another format under the shard's name.
+    std::filesystem::remove(sa);
+    std::ofstream(sa) << "not compressed at all";
+    EXPECT_THROW(DataSource{shards}, Error) << compression;
+  }
 }
 
 TEST(RegistryStats, CountsEverythingTheIssueAsksFor) {

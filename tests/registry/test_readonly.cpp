@@ -217,7 +217,8 @@ TEST(RegistryReadOnly, ReadOnlyOpenRefusesWritesAndMigratesOlderFilesOnACopy) {
 TEST(RegistryReadOnly, EmptyTruncatedOrForeignShardIsAnErrorWhereverItSorts) {
   ScratchDir dir;
   const std::string plan = write_one_group_plan(dir);
-  const std::string good = pack_shard(make_registry(dir, "a.db"), dir.file("good"));
+  const std::string good = pack_shard(make_registry(dir, "a.db"), dir.file("good"), "gz");
+  const std::string good_xz = pack_shard(make_registry(dir, "b.db"), dir.file("good_xz"));
   struct Bad {
     std::string name, why;
     std::function<void(const std::string&)> make;
@@ -231,6 +232,13 @@ TEST(RegistryReadOnly, EmptyTruncatedOrForeignShardIsAnErrorWhereverItSorts) {
          fs::resize_file(p, fs::file_size(p) / 2);
        }},
       {"gz-of-empty.db.gz", "is not a cks registry", [](const std::string& p) { reg_gzip_empty(p); }},
+      {"zero.db.xz", "empty file", [](const std::string& p) { std::ofstream(p).close(); }},
+      {"plain.db.xz", "not an xz file", [](const std::string& p) { std::ofstream(p) << std::string(4096, 'x'); }},
+      {"truncated.db.xz", "corrupt shard",
+       [&](const std::string& p) {
+         fs::copy_file(good_xz, p);
+         fs::resize_file(p, fs::file_size(p) / 2);
+       }},
   };
   for (const auto& b : bad) {
     for (bool alone : {true, false}) {
