@@ -11,14 +11,35 @@ Busy: a progress interval whose rows per minute (ok + other) reach F (default 0.
 busiest interval; the GPU-busy share is the busy intervals' time over the run's. Kernels per minute:
 --new-kernels (kernels the run compiled, not served from a cache) over the minutes until the
 compile queue was first empty.
+
+    python3 scripts/analysis/lease_throughput.py --registry LEASE_DB
+
+The GPU's launch share per run of a lease registry (the home copy of `out/registry.db`): the sum
+over its rows of 21 launches x the measured mean (the protocol: 5 warm-up, 5 timed rounds of 3,
+1 correctness launch; a cut row counts as if whole) over the run's wall time, from the rows'
+start and end times, and its rows per minute.
 """
 import argparse, re
 
 ap = argparse.ArgumentParser()
-ap.add_argument('log')
+ap.add_argument('log', nargs='?')
+ap.add_argument('--registry')
 ap.add_argument('--new-kernels', type=int, default=0)
 ap.add_argument('--busy-fraction', type=float, default=0.1)
 a = ap.parse_args()
+if a.registry:
+    import datetime, sqlite3
+    db = sqlite3.connect(f"file:{a.registry}?mode=ro", uri=True)
+    t = lambda s: datetime.datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp()
+    for run, busy_us, n, start, end in db.execute(
+            "SELECT run_uuid, sum(mean_us), count(*), min(started_at), max(finished_at) FROM measurements "
+            "WHERE started_at != '' GROUP BY run_uuid ORDER BY min(started_at)"):
+        wall = max(t(end) - t(start), 1e-9)
+        print(f"run {run[:8]}: {n:,} rows in {wall:,.0f} s ({60 * n / wall:,.0f} per minute); "
+              f"kernel launches {100 * busy_us * 21 / 1e6 / wall:.0f} % of the wall time")
+    raise SystemExit(0)
+if not a.log:
+    ap.error("COLLECT_LOG or --registry LEASE_DB")
 pat = re.compile(r'cks collect: ([\d.]+) min \| .*?rows ok (\d+), other (\d+) \|.*?compile queue (\d+)')
 points, seen_plan = [(0.0, 0, None)], 0
 for line in open(a.log, errors='replace'):
