@@ -17,7 +17,9 @@ from __future__ import annotations
 import functools
 import os
 import threading
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from . import _cks
 
@@ -33,15 +35,16 @@ _RASTER = {"h": "heuristic", "m": "along_m", "n": "along_n"}
 _DECOMPOSITION = {"h": "heuristic", "dp": "data_parallel", "sk": "split_k", "streamk": "stream_k"}
 
 
-def _knobs(text: str) -> dict[str, str | int]:
-    """ "r=m,s=2,d=h,k=1" -> {"raster": "along_m", "swizzle": 2, "decomposition": "heuristic", "splits": 1}."""
+def _knobs(text: str) -> Mapping[str, str | int]:
+    """ "r=m,s=2,d=h,k=1" -> {"raster": "along_m", "swizzle": 2, "decomposition": "heuristic", "splits": 1}
+    (read-only: the records are shared by later calls of the same problem)."""
     raw = dict(part.split("=", 1) for part in text.split(","))
-    return {
+    return MappingProxyType({
         "raster": _RASTER.get(raw["r"], raw["r"]),
         "swizzle": int(raw["s"]),
         "decomposition": _DECOMPOSITION.get(raw["d"], raw["d"]),
         "splits": int(raw["k"]),
-    }
+    })
 
 
 @dataclass(frozen=True)
@@ -50,7 +53,7 @@ class Selection:
 
     rank: int  # 1 = the model's pick
     kernel_id: str  # "k" + 16 hex digits (cks catalogue show ID, cks emit ID)
-    knobs: dict[str, str | int] = field(hash=False)  # raster, swizzle, decomposition, splits
+    knobs: Mapping[str, str | int] = field(hash=False)  # raster, swizzle, decomposition, splits (read-only)
     knobs_text: str  # the same, as `cks select` prints it: "r=m,s=2,d=h,k=1"
     canonical: str  # the kernel descriptor, e.g. "sm90_bf16_tn_128x144x64_1x1x1_s0_cooperative+..."
     score: float  # the model's score (higher is better; a ranking score, not a time)

@@ -62,6 +62,8 @@ def test_results_are_structured() -> None:
     assert best.knobs["decomposition"] in ("heuristic", "data_parallel", "split_k", "stream_k")
     with pytest.raises(AttributeError):
         best.rank = 2  # type: ignore[misc]
+    with pytest.raises(TypeError):
+        best.knobs["splits"] = 2  # type: ignore[index]
     assert best == cks.select(4096, 4096, 4096)[0] and hash(best) == hash(cks.select(4096, 4096, 4096)[0])
 
 
