@@ -18,7 +18,8 @@ PY=${PY:-python3.12} KCACHE=${KCACHE:-.kcache} BUILD=${BUILD:-build}
 OUTDIR=.carry/py
 "$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2> /dev/null ||
   { echo "pack_python.sh: PY=$PY is not a Python 3.12 (the device's torch interpreter is 3.12)" >&2; exit 2; }
-[ -x "$BUILD/bin/cks" ] || { echo "pack_python.sh: no $BUILD/bin/cks (build first: it makes the bundle)" >&2; exit 2; }
+[ -x "$BUILD/bin/cks" ] && [ -d "$BUILD/python/cks" ] ||
+  { echo "pack_python.sh: no $BUILD/bin/cks or $BUILD/python/cks (build first: they make the bundle)" >&2; exit 2; }
 rm -rf "$OUTDIR" && mkdir -p "$OUTDIR"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -31,21 +32,25 @@ CMAKE_BUILD_PARALLEL_LEVEL=${JOBS:-2} "$PY" -m pip wheel -q --no-deps -w "$OUTDI
 if [ -f .carry/cutlass.tar.xz ]; then cp .carry/cutlass.tar.xz "$OUTDIR/"
 else tar -cJf "$OUTDIR/cutlass.tar.xz" -C third_party cutlass/include cutlass/tools cutlass/.version; fi
 
-# 3. The bundle: the model's top-1 of each problem the kernels can run, where the home cache has it.
+# 3. The bundle: the model's top-1 of each problem the kernels can run (the C API's own check, through
+# the build's package), where the home cache has it.
 python3 scripts/device/python_check.py --problems > "$TMP/problems.csv"
-python3 - "$TMP/problems.csv" "$TMP/bundle.csv" <<'EOF'
+PYTHONPATH="$BUILD/python" python3 - "$TMP/problems.csv" > "$TMP/bundle.csv" <<'EOF'
 import csv, sys
-contig = {"tn": "mk", "nt": "mn", "nn": "mk", "tt": "mnk"}
-with open(sys.argv[2], "w") as f:
-    f.write("m,n,k,layout\n")
-    for r in csv.DictReader(open(sys.argv[1])):
-        if all(int(r[d]) % 8 == 0 for d in contig[r["layout"]]):
-            f.write(f"{r['m']},{r['n']},{r['k']},{r['layout']}\n")
+import cks
+check = cks.Selector(static=True)
+print("m,n,k,layout")
+for r in csv.DictReader(open(sys.argv[1])):
+    try:
+        check.select(int(r["m"]), int(r["n"]), int(r["k"]), r["layout"])
+        print(f"{r['m']},{r['n']},{r['k']},{r['layout']}")
+    except ValueError as e:  # e.g. 1001: cuBLASLt in every mode
+        print(f"pack_python.sh: not bundled: {e}", file=sys.stderr)
 EOF
 mkdir -p "$TMP/kc"
 [ -d "$KCACHE" ] && cp "$KCACHE"/cks_*.so "$KCACHE"/cks_*.json "$TMP/kc/" 2> /dev/null || true
 "$BUILD/bin/cks" bundle --shapes "$TMP/bundle.csv" --top 1 --cached-only --cache "$TMP/kc" --out "$OUTDIR/bundle" 2>&1 |
-  grep -v "settled" >&2
+  { grep -v "settled" || true; } >&2
 echo "pack_python.sh: $(ls "$OUTDIR/bundle/kernels" 2> /dev/null | grep -c '\.so$') libraries in the bundle" >&2
 du -sh "$OUTDIR"/*
 echo "carry: [\".carry/py\"]  (and move data/shards aside: the call carries at most 64 MiB)"
