@@ -22,26 +22,6 @@ using Text = std::optional<std::string>;
 using Flag = std::optional<bool>;
 using Count = std::optional<int>;
 
-// Options left as None keep the runtime's default (the environment variable, else built in).
-cks::RuntimeOptions options(const Text& mode, const Text& bundle_dir, const Text& model_path, const Text& tuning_file,
-                           const Text& kernel_cache, Flag compile_on_miss, Count compile_jobs, Count autotune_top,
-                           Count autotune_rounds, Count select_depth, Flag verbose, Flag strict) {
-  cks::RuntimeOptions o;
-  if (mode) o.mode(*mode);
-  if (bundle_dir) o.bundle_dir(*bundle_dir);
-  if (model_path) o.model_path(*model_path);
-  if (tuning_file) o.tuning_file(*tuning_file);
-  if (kernel_cache) o.kernel_cache(*kernel_cache);
-  if (compile_on_miss) o.compile_on_miss(*compile_on_miss);
-  if (compile_jobs) o.compile_jobs(*compile_jobs);
-  if (autotune_top) o.autotune_top(*autotune_top);
-  if (autotune_rounds) o.autotune_rounds(*autotune_rounds);
-  if (select_depth) o.select_depth(*select_depth);
-  if (verbose) o.verbose(*verbose);
-  if (strict) o.strict(*strict);
-  return o;
-}
-
 nb::dict query(const cks::Runtime& rt, int64_t m, int64_t n, int64_t k, const std::string& layout) {
   const cks::DispatchInfo i = rt.query(m, n, k, layout);
   nb::dict d;
@@ -63,12 +43,24 @@ nb::dict query(const cks::Runtime& rt, int64_t m, int64_t n, int64_t k, const st
 NB_MODULE(_runtime, m) {
   m.doc() = "The GEMM runtime's C API (libcks_runtime.so); use cks.torch, not this module.";
   nb::class_<cks::Runtime>(m, "Runtime")
+      // Options left as None keep the runtime's default (the environment variable, else built in).
       .def("__init__",
            [](cks::Runtime* self, const Text& mode, const Text& bundle_dir, const Text& model_path, const Text& tuning_file,
               const Text& kernel_cache, Flag compile_on_miss, Count compile_jobs, Count autotune_top, Count autotune_rounds,
               Count select_depth, Flag verbose, Flag strict) {
-             cks::RuntimeOptions o = options(mode, bundle_dir, model_path, tuning_file, kernel_cache, compile_on_miss,
-                                             compile_jobs, autotune_top, autotune_rounds, select_depth, verbose, strict);
+             cks::RuntimeOptions o;
+             if (mode) o.mode(*mode);
+             if (bundle_dir) o.bundle_dir(*bundle_dir);
+             if (model_path) o.model_path(*model_path);
+             if (tuning_file) o.tuning_file(*tuning_file);
+             if (kernel_cache) o.kernel_cache(*kernel_cache);
+             if (compile_on_miss) o.compile_on_miss(*compile_on_miss);
+             if (compile_jobs) o.compile_jobs(*compile_jobs);
+             if (autotune_top) o.autotune_top(*autotune_top);
+             if (autotune_rounds) o.autotune_rounds(*autotune_rounds);
+             if (select_depth) o.select_depth(*select_depth);
+             if (verbose) o.verbose(*verbose);
+             if (strict) o.strict(*strict);
              nb::gil_scoped_release unlocked;  // reads the bundle index and (autotune) the tuning file
              new (self) cks::Runtime(std::move(o));
            },

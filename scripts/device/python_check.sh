@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The Python package on the H200 (issue 17, item 5), in one device command of about 6 minutes, from
+# The Python package on the H200 (issue 17, item 5), in one device command of 3-7 minutes, from
 # the repository root with .carry/py/ filled by scripts/device/pack_python.sh:
 #   1. installs the carried wheel (built here for the machine's Python 3.12: the machine has no
 #      network and none of the C++ dependencies) into /tmp/cks-site, no build, no dependencies;
