@@ -33,7 +33,7 @@ class Case(NamedTuple):
     k: int
     a_t: bool = False  # a is the transposed view of a contiguous (k x m) tensor
     b_t: bool = False  # b is the transposed view of a contiguous (n x k) tensor: x @ w.t()
-    strided: bool = False  # a is every other column of a wider tensor (copied before the GEMM)
+    strided: bool = False  # a is every other column of a wider tensor (copied by each call, timed with it)
 
 
 CASES = [
@@ -119,12 +119,15 @@ def check_op(torch: Any, ct: Any) -> dict[str, Any]:
         out["compile_max_abs_diff"] = float((compiled(x, y).float() - ct.mm(x, y).relu().float()).abs().max())
     except Exception as e:
         out["compile_max_abs_diff"] = f"{type(e).__name__}: {e}"[:400]
-    ct.mm(a, b).float().square().sum().backward()
-    ga, gb = a.grad.clone(), b.grad.clone()
-    a.grad = b.grad = None
-    (a @ b).float().square().sum().backward()
-    out["grad_a_max_rel_err"] = max_rel_err(torch, ga, a.grad.float())
-    out["grad_b_max_rel_err"] = max_rel_err(torch, gb, b.grad.float())
+    try:
+        ct.mm(a, b).float().square().sum().backward()
+        ga, gb = a.grad.clone(), b.grad.clone()
+        a.grad = b.grad = None
+        (a @ b).float().square().sum().backward()
+        out["grad_a_max_rel_err"] = max_rel_err(torch, ga, a.grad.float())
+        out["grad_b_max_rel_err"] = max_rel_err(torch, gb, b.grad.float())
+    except Exception as e:
+        out["backward"] = f"{type(e).__name__}: {e}"[:400]
     try:
         ct.mm(a.detach().cpu(), b.detach().cpu())
         out["cpu_tensor_error"] = "none raised"
@@ -155,53 +158,38 @@ def main() -> None:
     print(f"runtime: {rt.describe()}", file=sys.stderr)
     cases = {c.name: operands(torch, c, i) for i, c in enumerate(CASES)}
     # First calls: bundle hits run the pick; misses run cuBLASLt and compile the pick in the background.
-    first_ms = {}
+    first_ms: dict[str, float] = {}
     for c in CASES:
         x, y = cases[c.name]
         torch.cuda.synchronize()
         t = time.perf_counter()
-        ct.mm(x, y)
-        torch.cuda.synchronize()
-        first_ms[c.name] = (time.perf_counter() - t) * 1e3
+        try:
+            ct.mm(x, y)
+            torch.cuda.synchronize()
+            first_ms[c.name] = (time.perf_counter() - t) * 1e3
+        except Exception as e:  # reported in the case's row below; the other cases still run
+            print(f"{c.name}: first call: {type(e).__name__}: {e}", file=sys.stderr)
     pending = rt.wait_compiles(max(0.0, a.compile_s - (time.perf_counter() - t0)))
     print(f"background compiles still running after the wait: {pending}", file=sys.stderr)
 
     rows = []
     for c in CASES:
-        x, y = cases[c.name]
-        ref = x.float() @ y.float()
-        ct.mm(x, y)  # after the compiles: a finished one replaces cuBLASLt at this call
-        torch.cuda.synchronize()
-        info = ct.query(x, y)
-        err = max_rel_err(torch, ct.mm(x, y), ref)
-        err_torch = max_rel_err(torch, torch.matmul(x, y), ref)
-        us = time_interleaved(torch, {"cks": lambda: ct.mm(x, y), "torch": lambda: torch.matmul(x, y)}, a.reps)
-        flop = 2.0 * c.m * c.n * c.k
-        m, n, k, layout = ct.problem(x, y)
         try:
-            pick = cks.select(m, n, k, layout)[0].kernel_id
-        except ValueError:  # a size the kernels cannot run
-            pick = ""
-        row = {
-            "case": c.name, "M": c.m, "N": c.n, "K": c.k, "a_t": c.a_t, "b_t": c.b_t, "strided": c.strided,
-            "runtime_problem": f"{m}x{n}x{k} {layout}", "source": info["source"], "kernel_id": info["kernel_id"],
-            "knobs": info["knobs"], "rank": info["rank"], "model_top1": pick,
-            "reason": info["reason"], "first_call_ms": round(first_ms[c.name], 3),
-            "max_rel_err_cks": err, "max_rel_err_torch": err_torch,
-            "us_cks": round(us["cks"], 3), "us_torch": round(us["torch"], 3),
-            "tflops_cks": round(flop / us["cks"] / 1e6, 1), "tflops_torch": round(flop / us["torch"] / 1e6, 1),
-            "torch_over_cks": round(us["torch"] / us["cks"], 4),
-        }
+            row = measure(torch, cks, ct, c, *cases[c.name], first_ms.get(c.name), a.reps)
+        except Exception as e:
+            row = {"case": c.name, "error": f"{type(e).__name__}: {e}"[:400]}
         rows.append(row)
         print(json.dumps(row), file=sys.stderr)
+    ok = [r for r in rows if "error" not in r]
 
     summary = {
         "torch": torch.__version__, "cks": cks.__version__, "gpu": torch.cuda.get_device_name(),
-        "runtime": json.loads(rt.describe()), "cases": len(rows), "compiles_pending": pending,
-        "max_rel_err_cks": max(r["max_rel_err_cks"] for r in rows),
-        "max_rel_err_torch": max(r["max_rel_err_torch"] for r in rows),
-        "geomean_torch_over_cks": statistics.geometric_mean(r["torch_over_cks"] for r in rows),
-        "sources": {s: sum(r["source"] == s for r in rows) for s in {r["source"] for r in rows}},
+        "runtime": json.loads(rt.describe()), "cases": len(rows), "failed": len(rows) - len(ok),
+        "compiles_pending": pending,
+        "max_rel_err_cks": max((r["max_rel_err_cks"] for r in ok), default=None),
+        "max_rel_err_torch": max((r["max_rel_err_torch"] for r in ok), default=None),
+        "geomean_torch_over_cks": statistics.geometric_mean(r["torch_over_cks"] for r in ok) if ok else None,
+        "sources": {s: sum(r["source"] == s for r in ok) for s in {r["source"] for r in ok}},
         "op": check_op(torch, ct),
         "rows": rows,
     }
@@ -209,10 +197,37 @@ def main() -> None:
     with open(os.path.join(a.out, "python_check.json"), "w") as f:
         json.dump(summary, f, indent=1)
     with open(os.path.join(a.out, "python_check.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w = csv.DictWriter(f, fieldnames=[*(ok[0] if ok else {"case": ""}), "error"], restval="")
         w.writeheader()
         w.writerows(rows)
     print(json.dumps({k: v for k, v in summary.items() if k not in ("rows", "runtime")}), file=sys.stderr)
+
+
+def measure(torch: Any, cks: Any, ct: Any, c: Case, x: Any, y: Any, first_ms: float | None, reps: int) -> dict[str, Any]:
+    """One case's row: error against FP32, what it dispatched to, time per call beside torch.matmul."""
+    ref = x.float() @ y.float()
+    ct.mm(x, y)  # after the compiles: a finished one replaces cuBLASLt at this call
+    torch.cuda.synchronize()
+    info = ct.query(x, y)
+    err = max_rel_err(torch, ct.mm(x, y), ref)
+    err_torch = max_rel_err(torch, torch.matmul(x, y), ref)
+    us = time_interleaved(torch, {"cks": lambda: ct.mm(x, y), "torch": lambda: torch.matmul(x, y)}, reps)
+    flop = 2.0 * c.m * c.n * c.k
+    m, n, k, layout = ct.problem(x, y)
+    try:
+        pick = cks.select(m, n, k, layout)[0].kernel_id
+    except ValueError:  # a size the kernels cannot run
+        pick = ""
+    return {
+        "case": c.name, "M": c.m, "N": c.n, "K": c.k, "a_t": c.a_t, "b_t": c.b_t, "strided": c.strided,
+        "runtime_problem": f"{m}x{n}x{k} {layout}", "source": info["source"], "kernel_id": info["kernel_id"],
+        "knobs": info["knobs"], "rank": info["rank"], "model_top1": pick, "reason": info["reason"],
+        "first_call_ms": None if first_ms is None else round(first_ms, 3),
+        "max_rel_err_cks": err, "max_rel_err_torch": err_torch,
+        "us_cks": round(us["cks"], 3), "us_torch": round(us["torch"], 3),
+        "tflops_cks": round(flop / us["cks"] / 1e6, 1), "tflops_torch": round(flop / us["torch"] / 1e6, 1),
+        "torch_over_cks": round(us["torch"] / us["cks"], 4),
+    }
 
 
 if __name__ == "__main__":
