@@ -51,7 +51,8 @@ if [ ! -f "$TP/cutlass/.version" ] || [ "$(cat "$TP/cutlass/.version")" != "$CUT
   rm -rf "$tmp"
 fi
 
-# Python tools (analysis plots, Optuna tuning, nvMatmulHeuristics baseline). Optional ones
+# Python tools (analysis plots, Optuna tuning, nvMatmulHeuristics baseline; nanobind and pytest for
+# the Python package and its tests: without them the package is not built). Optional ones
 # never fail the set-up: the commands that need them say clearly when they are absent.
 if [ "${CKS_SKIP_PIP:-0}" != 1 ]; then
   python3 -m pip install -q -r scripts/requirements.txt || log "warning: some Python tools failed to install"
@@ -70,7 +71,9 @@ fi
 TORCH=OFF
 [ "${CKS_WITH_TORCH:-0}" = 1 ] && TORCH=ON
 log "configuring and building (jobs=$JOBS, MLP training plugin $TORCH)"
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCKS_WITH_TORCH=$TORCH "${LAUNCHER[@]}" >/dev/null
+# The Python package (python/CMakeLists.txt) is built for the python3 the tools were installed into.
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCKS_WITH_TORCH=$TORCH -DPython_EXECUTABLE="$(command -v python3)" \
+  "${LAUNCHER[@]}" >/dev/null
 cmake --build build -j "$JOBS"
 log "done: build/bin/cks"
 

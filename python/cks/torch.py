@@ -1,0 +1,148 @@
+"""cks.torch: BF16 matrix products of PyTorch CUDA tensors on the GEMM runtime (libcks_runtime.so).
+
+    import torch, cks.torch
+    c = cks.torch.mm(a, b)          # a @ b; a (M x K), b (K x N): 2-D CUDA bfloat16 tensors
+    c = torch.ops.cks.mm(a, b)      # the same custom op, as torch.compile traces it
+
+The product runs on the current torch stream of the tensors' device, with the runtime's mode
+(``$CKS_MODE``: select, the model's pick from a bundle or the compile cache, else cuBLASLt;
+autotune; cublas) and options (``$CKS_BUNDLE``, ...; docs/library.md), or those given to
+:func:`configure`. The output is a new contiguous tensor; the op has a fake implementation (for
+torch.compile) and a backward (two more products).
+
+Layouts. PyTorch is row-major, the runtime column-major (BLAS): the row-major C = A·B is the
+column-major Cᵀ = Bᵀ·Aᵀ, so the runtime computes the problem (N, M, K) with B as its first operand.
+A contiguous operand is row-major; the transposed view of a contiguous tensor (``w.t()``) is
+column-major and is passed as it is (the other layout letter, no copy). ``a @ b`` with both
+contiguous is the runtime's "nn" problem (N, M, K); ``x @ w.t()`` (a linear layer) is "tn". Any
+other strides (a slice of columns, a broadcast, a non-packed leading dimension) are copied once
+with ``.contiguous()`` first: the runtime takes packed operands only. :func:`problem` says which
+problem a product is. Operands not 16-byte aligned and sizes the kernels cannot run (the
+contiguous dimensions not multiples of 8) run on cuBLASLt, as in every mode of the runtime.
+
+Importing this module imports torch and loads libcks_runtime.so (after torch, whose CUDA runtime
+and cuBLASLt it shares); ``import cks`` alone does neither.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+import torch
+
+try:
+    from . import _runtime
+except ImportError as e:  # built without the CUDA toolkit, or its libraries cannot be loaded
+    raise ImportError(f"cks.torch needs the GEMM runtime (libcks_runtime.so), which cannot be loaded: {e}") from e
+
+__all__ = ["configure", "mm", "problem", "query", "runtime"]
+
+_lock = threading.Lock()
+_runtime_handle: _runtime.Runtime | None = None
+
+
+def runtime() -> _runtime.Runtime:
+    """The runtime the op uses: created at the first product with the environment's settings."""
+    global _runtime_handle
+    with _lock:
+        if _runtime_handle is None:
+            _runtime_handle = _runtime.Runtime()
+        return _runtime_handle
+
+
+def configure(**options: Any) -> _runtime.Runtime:
+    """Replaces the runtime: mode ("select", "autotune", "cublas"), bundle_dir, model_path,
+    tuning_file, kernel_cache, compile_on_miss, compile_jobs, autotune_top, autotune_rounds,
+    select_depth, verbose, strict (docs/library.md, "The GEMM runtime"); None keeps the default."""
+    global _runtime_handle
+    made = _runtime.Runtime(**options)
+    with _lock:
+        _runtime_handle = made
+    return made
+
+
+def _check(a: torch.Tensor, b: torch.Tensor, devices: tuple[str, ...] = ("cuda",)) -> None:
+    if a.dim() != 2 or b.dim() != 2:
+        raise ValueError(f"cks.torch.mm: expected 2-D tensors (got {a.dim()}-D and {b.dim()}-D)")
+    if a.dtype != torch.bfloat16 or b.dtype != torch.bfloat16:
+        raise ValueError(f"cks.torch.mm: expected torch.bfloat16 tensors (got {a.dtype} and {b.dtype})")
+    if a.device.type not in devices or a.device != b.device:
+        raise ValueError(f"cks.torch.mm: expected CUDA tensors on one device (got {a.device} and {b.device})")
+    if a.shape[1] != b.shape[0]:
+        raise ValueError(f"cks.torch.mm: shapes {tuple(a.shape)} and {tuple(b.shape)} cannot be multiplied")
+
+
+def _packed(t: torch.Tensor) -> tuple[torch.Tensor, bool]:
+    """(t, row-major?) when t is packed row- or column-major, else (a row-major copy, True)."""
+    if t.is_contiguous():
+        return t, True
+    if t.t().is_contiguous():
+        return t, False
+    return t.contiguous(), True
+
+
+def _plan(a: torch.Tensor, b: torch.Tensor) -> tuple[int, int, int, str, torch.Tensor, torch.Tensor]:
+    """The runtime's problem for a @ b: (m, n, k, layout, first operand, second operand).
+
+    Column-major Cᵀ (N x M) = Bᵀ (N x K) · Aᵀ (K x M): Bᵀ is column-major ("n") when b is
+    row-major, Aᵀ likewise when a is."""
+    a_op, a_row = _packed(a)
+    b_op, b_row = _packed(b)
+    layout = ("n" if b_row else "t") + ("n" if a_row else "t")
+    return int(b.shape[1]), int(a.shape[0]), int(a.shape[1]), layout, b_op, a_op
+
+
+def problem(a: torch.Tensor, b: torch.Tensor) -> tuple[int, int, int, str]:
+    """The runtime's (m, n, k, layout) for a @ b, e.g. for ``cks.select(*cks.torch.problem(a, b))``."""
+    m, n, k, layout, _, _ = _plan(a, b)
+    return m, n, k, layout
+
+
+def query(a: torch.Tensor, b: torch.Tensor) -> dict[str, Any]:
+    """What a @ b dispatched to in the runtime's current mode: source (bundle, tuned, compiled,
+    cublas, none), kernel_id, knobs, rank, reason, calls, ..."""
+    with torch.cuda.device(a.device):
+        return runtime().query(*problem(a, b))
+
+
+@torch.library.custom_op("cks::mm", mutates_args=())
+def _mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    _check(a, b)
+    out = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
+    if out.numel() == 0:
+        return out
+    if a.shape[1] == 0:
+        return out.zero_()
+    m, n, k, layout, first, second = _plan(a, b)
+    rt = runtime()
+    with torch.cuda.device(a.device):
+        stream = torch.cuda.current_stream(a.device).cuda_stream
+        # The row-major (M x N) output is the column-major (N x M) D, ldd = N.
+        rt.gemm(m, n, k, layout, first.data_ptr(), second.data_ptr(), out.data_ptr(), 1.0, 0.0, stream)
+    return out
+
+
+@_mm.register_fake
+def _mm_fake(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    _check(a, b, devices=("cuda", "meta"))
+    return a.new_empty((a.shape[0], b.shape[1]))
+
+
+def _setup_context(ctx: Any, inputs: tuple[torch.Tensor, torch.Tensor], output: torch.Tensor) -> None:
+    ctx.save_for_backward(*inputs)
+
+
+def _backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+    a, b = ctx.saved_tensors
+    grad_a = mm(grad, b.t()) if ctx.needs_input_grad[0] else None
+    grad_b = mm(a.t(), grad) if ctx.needs_input_grad[1] else None
+    return grad_a, grad_b
+
+
+_mm.register_autograd(_backward, setup_context=_setup_context)
+
+
+def mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """a @ b for 2-D CUDA bfloat16 tensors (the op ``torch.ops.cks.mm``), FP32 accumulation."""
+    return torch.ops.cks.mm(a, b)

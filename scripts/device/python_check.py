@@ -1,0 +1,234 @@
+#!/usr/bin/env python3
+"""cks.torch on the H200 (scripts/device/python_check.sh runs it): cks.torch.mm against torch.matmul.
+
+Per case (a PyTorch product: shapes, which operands are transposed views or strided):
+  * correctness: the max relative error (max |C - R| / max |R|) of cks.torch.mm and of torch.matmul
+    against an FP32 reference R = a.float() @ b.float();
+  * what the runtime dispatched to (cks.torch.query: bundle, compiled, cublas; kernel, reason);
+  * time per call with CUDA events: cks select mode and torch.matmul interleaved, --reps rounds of
+    back-to-back calls of at least ~200 us each; medians, TFLOP/s, ratio to torch.matmul.
+Then the op itself: torch.library.opcheck (schema, fake tensor, autograd registration, AOT dispatch),
+torch.compile of a function calling it, and its backward against torch's.
+
+    python3 scripts/device/python_check.py --out DIR [--compile-s 240]
+    python3 scripts/device/python_check.py --problems      # the runtime problems, CSV (no torch)
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import statistics
+import sys
+import time
+from typing import Any, NamedTuple
+
+
+class Case(NamedTuple):
+    name: str
+    m: int  # a: m x k, b: k x n (PyTorch's shapes)
+    n: int
+    k: int
+    a_t: bool = False  # a is the transposed view of a contiguous (k x m) tensor
+    b_t: bool = False  # b is the transposed view of a contiguous (n x k) tensor: x @ w.t()
+    strided: bool = False  # a is every other column of a wider tensor (copied by each call, timed with it)
+
+
+CASES = [
+    Case("square_nn", 4096, 4096, 4096),
+    Case("square_big_nn", 8192, 8192, 8192),
+    Case("linear_prefill", 8192, 14336, 4096, b_t=True),  # x @ w.t(), Llama-3-8B MLP up
+    Case("linear_down", 8192, 4096, 14336, b_t=True),
+    Case("linear_decode16", 16, 4096, 4096, b_t=True),
+    Case("grad_weight_nt", 4096, 4096, 8192, a_t=True),  # x.t() @ g
+    Case("both_t", 2048, 2048, 2048, a_t=True, b_t=True),
+    Case("odd_1001", 1001, 1001, 1001),  # sizes the kernels cannot run: cuBLASLt
+    Case("strided_copy", 2048, 2048, 2048, strided=True),
+]
+
+
+def runtime_problem(c: Case) -> tuple[int, int, int, str]:
+    """cks.torch's mapping without torch: row-major C = A B is column-major C^T = B^T A^T."""
+    a_row = not c.a_t or c.strided
+    return c.n, c.m, c.k, ("t" if c.b_t else "n") + ("n" if a_row else "t")
+
+
+def print_problems() -> None:
+    w = csv.writer(sys.stdout, lineterminator="\n")
+    w.writerow(["m", "n", "k", "layout"])
+    for c in CASES:
+        w.writerow(runtime_problem(c))
+
+
+def operands(torch: Any, c: Case, seed: int) -> tuple[Any, Any]:
+    g = torch.Generator(device="cuda").manual_seed(seed)
+
+    def randn(*shape: int) -> Any:
+        return torch.randn(*shape, device="cuda", dtype=torch.bfloat16, generator=g)
+
+    a = randn(c.k, c.m).t() if c.a_t else randn(c.m, 2 * c.k)[:, ::2] if c.strided else randn(c.m, c.k)
+    b = randn(c.n, c.k).t() if c.b_t else randn(c.k, c.n)
+    return a, b
+
+
+def max_rel_err(torch: Any, out: Any, ref: Any) -> float:
+    return float((out.float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
+
+
+def time_interleaved(torch: Any, fns: dict[str, Any], reps: int, min_us: float = 200.0) -> dict[str, float]:
+    """Median microseconds per call of each function, interleaved over reps rounds; each round
+    times a batch of back-to-back calls (at least min_us long) between CUDA events."""
+    for f in fns.values():  # warm-up (and the batch size)
+        f()
+    torch.cuda.synchronize()
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    next(iter(fns.values()))()
+    end.record()
+    end.synchronize()
+    batch = max(1, min(1000, int(min_us / max(start.elapsed_time(end) * 1e3, 1.0)) + 1))
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    for r in range(reps):
+        order = list(fns.items())
+        if r % 2:
+            order.reverse()
+        for name, f in order:
+            start.record()
+            for _ in range(batch):
+                f()
+            end.record()
+            end.synchronize()
+            times[name].append(start.elapsed_time(end) * 1e3 / batch)
+    return {name: statistics.median(v) for name, v in times.items()}
+
+
+def check_op(torch: Any, ct: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    a = torch.randn(256, 128, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    b = torch.randn(128, 64, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    try:
+        torch.library.opcheck(torch.ops.cks.mm.default, (a, b))
+        out["opcheck"] = "ok"
+    except Exception as e:  # report, do not stop the check
+        out["opcheck"] = f"{type(e).__name__}: {e}"[:400]
+    try:
+        compiled = torch.compile(lambda x, y: ct.mm(x, y).relu(), fullgraph=True)
+        x, y = a.detach(), b.detach()
+        out["compile_max_abs_diff"] = float((compiled(x, y).float() - ct.mm(x, y).relu().float()).abs().max())
+    except Exception as e:
+        out["compile_max_abs_diff"] = f"{type(e).__name__}: {e}"[:400]
+    try:
+        ct.mm(a, b).float().square().sum().backward()
+        ga, gb = a.grad.clone(), b.grad.clone()
+        a.grad = b.grad = None
+        (a @ b).float().square().sum().backward()
+        out["grad_a_max_rel_err"] = max_rel_err(torch, ga, a.grad.float())
+        out["grad_b_max_rel_err"] = max_rel_err(torch, gb, b.grad.float())
+    except Exception as e:
+        out["backward"] = f"{type(e).__name__}: {e}"[:400]
+    try:
+        ct.mm(a.detach().cpu(), b.detach().cpu())
+        out["cpu_tensor_error"] = "none raised"
+    except ValueError as e:
+        out["cpu_tensor_error"] = str(e)
+    return out
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--problems", action="store_true", help="print the runtime problems (CSV) and exit")
+    p.add_argument("--out", default="out/python_check")
+    p.add_argument("--compile-s", type=float, default=240, help="wait at most this long for background compiles")
+    p.add_argument("--compile-jobs", type=int, default=14, help="nvcc processes of the runtime's compile cache")
+    p.add_argument("--reps", type=int, default=7)
+    a = p.parse_args()
+    if a.problems:
+        print_problems()
+        return
+
+    import torch
+
+    import cks
+    import cks.torch as ct
+
+    t0 = time.perf_counter()
+    rt = ct.configure(compile_jobs=a.compile_jobs)  # the rest from $CKS_MODE, $CKS_BUNDLE, ... (python_check.sh)
+    print(f"runtime: {rt.describe()}", file=sys.stderr)
+    cases = {c.name: operands(torch, c, i) for i, c in enumerate(CASES)}
+    # First calls: bundle hits run the pick; misses run cuBLASLt and compile the pick in the background.
+    first_ms: dict[str, float] = {}
+    for c in CASES:
+        x, y = cases[c.name]
+        torch.cuda.synchronize()
+        t = time.perf_counter()
+        try:
+            ct.mm(x, y)
+            torch.cuda.synchronize()
+            first_ms[c.name] = (time.perf_counter() - t) * 1e3
+        except Exception as e:  # reported in the case's row below; the other cases still run
+            print(f"{c.name}: first call: {type(e).__name__}: {e}", file=sys.stderr)
+    pending = rt.wait_compiles(max(0.0, a.compile_s - (time.perf_counter() - t0)))
+    print(f"background compiles still running after the wait: {pending}", file=sys.stderr)
+
+    rows = []
+    for c in CASES:
+        try:
+            row = measure(torch, cks, ct, c, *cases[c.name], first_ms.get(c.name), a.reps)
+        except Exception as e:
+            row = {"case": c.name, "error": f"{type(e).__name__}: {e}"[:400]}
+        rows.append(row)
+        print(json.dumps(row), file=sys.stderr)
+    ok = [r for r in rows if "error" not in r]
+
+    summary = {
+        "torch": torch.__version__, "cks": cks.__version__, "gpu": torch.cuda.get_device_name(),
+        "runtime": json.loads(rt.describe()), "cases": len(rows), "failed": len(rows) - len(ok),
+        "compiles_pending": pending,
+        "max_rel_err_cks": max((r["max_rel_err_cks"] for r in ok), default=None),
+        "max_rel_err_torch": max((r["max_rel_err_torch"] for r in ok), default=None),
+        "geomean_torch_over_cks": statistics.geometric_mean(r["torch_over_cks"] for r in ok) if ok else None,
+        "sources": {s: sum(r["source"] == s for r in ok) for s in {r["source"] for r in ok}},
+        "op": check_op(torch, ct),
+        "rows": rows,
+    }
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "python_check.json"), "w") as f:
+        json.dump(summary, f, indent=1)
+    with open(os.path.join(a.out, "python_check.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=[*(ok[0] if ok else {"case": ""}), "error"], restval="")
+        w.writeheader()
+        w.writerows(rows)
+    print(json.dumps({k: v for k, v in summary.items() if k not in ("rows", "runtime")}), file=sys.stderr)
+
+
+def measure(torch: Any, cks: Any, ct: Any, c: Case, x: Any, y: Any, first_ms: float | None, reps: int) -> dict[str, Any]:
+    """One case's row: error against FP32, what it dispatched to, time per call beside torch.matmul."""
+    ref = x.float() @ y.float()
+    ct.mm(x, y)  # after the compiles: a finished one replaces cuBLASLt at this call
+    torch.cuda.synchronize()
+    info = ct.query(x, y)
+    err = max_rel_err(torch, ct.mm(x, y), ref)
+    err_torch = max_rel_err(torch, torch.matmul(x, y), ref)
+    us = time_interleaved(torch, {"cks": lambda: ct.mm(x, y), "torch": lambda: torch.matmul(x, y)}, reps)
+    flop = 2.0 * c.m * c.n * c.k
+    m, n, k, layout = ct.problem(x, y)
+    try:
+        pick = cks.select(m, n, k, layout)[0].kernel_id
+    except ValueError:  # a size the kernels cannot run
+        pick = ""
+    return {
+        "case": c.name, "M": c.m, "N": c.n, "K": c.k, "a_t": c.a_t, "b_t": c.b_t, "strided": c.strided,
+        "runtime_problem": f"{m}x{n}x{k} {layout}", "source": info["source"], "kernel_id": info["kernel_id"],
+        "knobs": info["knobs"], "rank": info["rank"], "model_top1": pick, "reason": info["reason"],
+        "first_call_ms": None if first_ms is None else round(first_ms, 3),
+        "max_rel_err_cks": err, "max_rel_err_torch": err_torch,
+        "us_cks": round(us["cks"], 3), "us_torch": round(us["torch"], 3),
+        "tflops_cks": round(flop / us["cks"] / 1e6, 1), "tflops_torch": round(flop / us["torch"] / 1e6, 1),
+        "torch_over_cks": round(us["torch"] / us["cks"], 4),
+    }
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,102 @@
+"""cks.torch without a GPU: the op's registration, checks, fake implementation, autograd formula and
+the mapping of PyTorch's row-major (and transposed-view) tensors onto the runtime's column-major
+problem, checked by computing that problem on the CPU exactly as the runtime reads memory.
+
+Skipped without torch (CI installs none); the GPU half is scripts/device/python_check.sh."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+ct = pytest.importorskip("cks.torch")
+
+
+def bf16(*shape: int, device: str = "cpu") -> torch.Tensor:
+    return torch.randn(*shape, dtype=torch.bfloat16, device=device)
+
+
+def test_the_op_is_registered() -> None:
+    assert hasattr(torch.ops.cks, "mm")
+    assert "cks::mm(Tensor a, Tensor b) -> Tensor" in str(torch.ops.cks.mm.default._schema)
+
+
+def test_bad_tensors_raise() -> None:
+    with pytest.raises(ValueError, match=r"^cks.torch.mm: expected CUDA tensors on one device \(got cpu and cpu\)$"):
+        ct.mm(bf16(16, 8), bf16(8, 4))
+    with pytest.raises(ValueError, match="expected torch.bfloat16 tensors"):
+        ct.mm(torch.zeros(16, 8, device="meta"), torch.zeros(8, 4, device="meta"))
+    with pytest.raises(ValueError, match="expected 2-D tensors"):
+        ct.mm(bf16(2, 16, 8, device="meta"), bf16(8, 4, device="meta"))
+    with pytest.raises(ValueError, match=r"shapes \(16, 8\) and \(6, 4\) cannot be multiplied"):
+        ct.mm(bf16(16, 8, device="meta"), bf16(6, 4, device="meta"))
+
+
+def test_fake_tensors_and_autograd_shapes() -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    with FakeTensorMode():
+        a = torch.empty(64, 32, dtype=torch.bfloat16, device="cuda")
+        b = torch.empty(16, 32, dtype=torch.bfloat16, device="cuda").t()
+        out = ct.mm(a, b)
+        assert (out.shape, out.stride(), out.device.type) == ((64, 16), (16, 1), "cuda")
+    a = bf16(64, 32, device="meta").requires_grad_()
+    b = bf16(32, 16, device="meta").requires_grad_()
+    ct.mm(a, b).sum().backward()
+    assert a.grad is not None and b.grad is not None
+    assert (a.grad.shape, b.grad.shape) == ((64, 32), (32, 16))
+
+
+def test_traced_as_one_op() -> None:
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    graph = make_fx(lambda x, y: ct.mm(x, y) * 2, tracing_mode="fake")(bf16(64, 32, device="meta"), bf16(32, 16, device="meta"))
+    assert "torch.ops.cks.mm.default" in graph.code
+    compiled = torch.compile(lambda x, y: ct.mm(x, y) + 1, backend="aot_eager", fullgraph=True)
+    assert compiled(bf16(64, 32, device="meta"), bf16(32, 16, device="meta")).shape == (64, 16)
+
+
+def column_major_gemm(m: int, n: int, k: int, layout: str, first: torch.Tensor, second: torch.Tensor) -> torch.Tensor:
+    """What the runtime computes from the operands' memory (packed, as it reads it): D (m x n,
+    column-major) = A (m x k) B (k x n), A column-major ("n", lda = m) or row-major ("t", lda = k),
+    B column-major ("n", ldb = k) or row-major ("t", ldb = n); returns D's memory, m * n values."""
+
+    def memory(t: torch.Tensor) -> torch.Tensor:  # the packed operand's elements in memory order
+        return torch.as_strided(t, (t.numel(),), (1,))
+
+    a = memory(first).reshape(k, m).t() if layout[0] == "n" else memory(first).reshape(m, k)
+    b = memory(second).reshape(n, k).t() if layout[1] == "n" else memory(second).reshape(k, n)
+    return (a.double() @ b.double()).t().reshape(-1)  # column-major: column after column
+
+
+@pytest.mark.parametrize("a_t", [False, True])
+@pytest.mark.parametrize("b_t", [False, True])
+@pytest.mark.parametrize("strided", [False, True])
+def test_layout_mapping(a_t: bool, b_t: bool, strided: bool) -> None:
+    M, N, K = 24, 40, 16
+    a = torch.randn(K, M).t() if a_t else torch.randn(M, K)  # a transposed view: column-major
+    b = torch.randn(N, K).t() if b_t else torch.randn(K, N)
+    if strided:  # every other column: neither layout, copied
+        a = torch.randn(M, 2 * K)[:, ::2]
+    m, n, k, layout, first, second = ct._plan(a, b)
+    assert (m, n, k) == (N, M, K)  # row-major C = A B is column-major C^T = B^T A^T
+    assert layout == ("t" if b_t else "n") + ("t" if a_t and not strided else "n")
+    assert first.data_ptr() == b.data_ptr()
+    assert (second.data_ptr() == a.data_ptr()) == (not strided)  # a view is passed as it is, no copy
+    out = column_major_gemm(m, n, k, layout, first, second).reshape(M, N)  # D's memory read as row-major C
+    torch.testing.assert_close(out, (a.double() @ b.double()))
+
+
+def test_problem_of_a_linear_layer() -> None:
+    x, w = bf16(8, 4096), bf16(14336, 4096)
+    assert ct.problem(x, w.t()) == (14336, 8, 4096, "tn")  # x @ w.t(): decode M = 8 is the runtime's N
+
+
+def test_import_cks_does_not_import_torch() -> None:
+    code = "import sys, cks; print('torch' in sys.modules); import cks.torch; print('torch' in sys.modules)"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.split() == ["False", "True"]
