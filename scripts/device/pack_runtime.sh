@@ -54,16 +54,7 @@ print(f"pack_runtime.sh: {len(out)} problems ({len(rows)} of the llm set, the re
 EOF
 # The bundle's problems: those the kernels can run (M, and the layout's contiguous dimensions,
 # multiples of 8); the others (decode M = 1) run on cuBLASLt in every mode.
-python3 - "$OUTDIR/shapes.csv" "$TMP/bundle_shapes.csv" <<'EOF'
-import csv, sys
-rows = list(csv.DictReader(open(sys.argv[1])))
-contig = {"tn": "mk", "nt": "mn", "nn": "mk", "tt": "mnk"}
-with open(sys.argv[2], "w") as f:
-    f.write("m,n,k,layout\n")
-    for r in rows:
-        if all(int(r[d]) % 8 == 0 for d in contig[r["layout"]]):
-            f.write(f"{r['m']},{r['n']},{r['k']},{r['layout']}\n")
-EOF
+python3 scripts/device/bundle_shapes.py "$OUTDIR/shapes.csv" "$TMP/bundle_shapes.csv"
 
 # 3. The cached libraries holding the bundle's kernels: a --cached-only bundle from a copy of the
 # home cache (the copy: nothing is written into $KCACHE) keeps exactly those libraries + sidecars.

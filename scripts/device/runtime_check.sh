@@ -52,16 +52,7 @@ mkdir -p build/kernel-cache
 cat "$OUTDIR/machine.txt" >&2
 
 # 2. The bundle: only the problems the kernels can run (the others go to cuBLASLt in every mode).
-python3 - "$CARRY/shapes.csv" "$W/bundle_shapes.csv" <<'EOF'
-import csv, sys
-contig = {"tn": "mk", "nt": "mn", "nn": "mk", "tt": "mnk"}
-rows = list(csv.DictReader(open(sys.argv[1])))
-with open(sys.argv[2], "w") as f:
-    f.write("m,n,k,layout\n")
-    for r in rows:
-        if all(int(r[d]) % 8 == 0 for d in contig[r["layout"]]):
-            f.write(f"{r['m']},{r['n']},{r['k']},{r['layout']}\n")
-EOF
+python3 scripts/device/bundle_shapes.py "$CARRY/shapes.csv" "$W/bundle_shapes.csv"
 say "cks bundle: $(($(wc -l < "$W/bundle_shapes.csv") - 1)) problems, top $TOP, $JOBS nvcc jobs, at most ${COMPILE_S}s"
 # The compile gets at most COMPILE_S seconds (top-1 picks first); what is not compiled by then is
 # left out of the bundle (the query then says why), so the measurement always runs.
