@@ -17,12 +17,12 @@
 # problem), runtime_bench.json (summary), reuse.json, bundle.log, bench.log, machine.txt,
 # tuning.csv.xz, index.json.xz.
 #
-#   bash scripts/device/runtime_check.sh    # TOP=4 JOBS=14 KPT=8 COMPILE_S=200 BUDGET_S=470 by default
+#   bash scripts/device/runtime_check.sh    # TOP=4 JOBS=14 KPT=4 COMPILE_S=200 BUDGET_S=470 by default
 # (14 nvcc jobs of 8-kernel TUs: ~0.9 GB per kernel measured, under the machine's 128 GB).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 START=$(date +%s)
-BUDGET_S=${BUDGET_S:-470} TOP=${TOP:-4} JOBS=${JOBS:-14} KPT=${KPT:-8} COMPILE_S=${COMPILE_S:-200}
+BUDGET_S=${BUDGET_S:-470} TOP=${TOP:-4} JOBS=${JOBS:-14} KPT=${KPT:-4} COMPILE_S=${COMPILE_S:-200}
 OUTDIR=${OUT:-out/runtime_check}
 CARRY=.carry/rt
 W=out/rt
