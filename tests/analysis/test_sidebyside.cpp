@@ -21,6 +21,25 @@ const Selector& static_selector() {
   return s;
 }
 
+// Repetition `rep` (1-based) of the base group, key "<base><prefix><rep>" of set sbs.
+GroupInfo repetition_group(Registry& reg, const std::string& prefix, int rep) {
+  const std::string base = group_key(M, N, K, Layout::tn);
+  GroupInfo g = test_group(M, N, K, "sbs");
+  g.key = base + prefix + std::to_string(rep);
+  g.tags_json = R"({"base_key":")" + base + R"(","base_set":"eval","rep":)" + std::to_string(rep) + "}";
+  reg.upsert_group(g);
+  return g;
+}
+
+void add_row(std::vector<MeasurementRow>& rows, const std::string& run, const std::string& key, const std::string& kernel,
+             const std::string& knobs, double tflops, double clock) {
+  MeasurementRow m = test_row(run, key, kernel, "ok", 10.0);
+  m.knobs = knobs;
+  m.tflops = tflops;
+  m.sm_clock_mhz = clock;
+  rows.push_back(m);
+}
+
 // Candidates A (the static first pick), B (its 20th) and C (its 6th), three repetitions; B's
 // third repetition ran 100 MHz below the others.
 std::string write_registry(const ScratchDir& dir, bool with_pick = true, const std::string& round_prefix = "~r") {
@@ -28,24 +47,16 @@ std::string write_registry(const ScratchDir& dir, bool with_pick = true, const s
   Registry reg(path);
   const std::string run = reg.begin_run(test_run());
   const Ranking r = static_selector().select(Problem{M, N, K, Layout::tn}, 20);
-  const std::string base = group_key(M, N, K, Layout::tn);
   struct Cell {
     const Selection* s;
     double tflops, clock;
   };
   const double a[3] = {100, 102, 98}, b[3] = {110, 108, 150}, c[3] = {90, 91, 89}, cub[3] = {95, 96, 94};
   for (int rep = 0; rep < 3; ++rep) {
-    GroupInfo g = test_group(M, N, K, "sbs");
-    g.key = base + round_prefix + std::to_string(rep + 1);
-    g.tags_json = R"({"base_key":")" + base + R"(","base_set":"eval","rep":)" + std::to_string(rep + 1) + "}";
-    reg.upsert_group(g);
+    const GroupInfo g = repetition_group(reg, round_prefix, rep + 1);
     std::vector<MeasurementRow> rows;
     auto add = [&](const std::string& kernel, const std::string& knobs, double tflops, double clock) {
-      MeasurementRow m = test_row(run, g.key, kernel, "ok", 10.0);
-      m.knobs = knobs;
-      m.tflops = tflops;
-      m.sm_clock_mhz = clock;
-      rows.push_back(m);
+      add_row(rows, run, g.key, kernel, knobs, tflops, clock);
     };
     if (with_pick) add(r[0].kernel_id, r[0].knobs_text, a[rep], rep == 1 ? 1975 : 1980);
     add(r[19].kernel_id, r[19].knobs_text, b[rep], rep == 1 ? 1985 : rep == 2 ? 1880 : 1980);
@@ -99,19 +110,11 @@ TEST(SideBySide, AKernelsOwnSteadyClockIsNotADrift) {
     Registry reg(path);
     const std::string run = reg.begin_run(test_run());
     const Ranking r = static_selector().select(Problem{M, N, K, Layout::tn}, 4);
-    const std::string base = group_key(M, N, K, Layout::tn);
     for (int rep = 0; rep < 3; ++rep) {
-      GroupInfo g = test_group(M, N, K, "sbs");
-      g.key = base + "~r" + std::to_string(rep + 1);
-      g.tags_json = R"({"base_key":")" + base + R"(","base_set":"eval","rep":)" + std::to_string(rep + 1) + "}";
-      reg.upsert_group(g);
+      const GroupInfo g = repetition_group(reg, "~r", rep + 1);
       std::vector<MeasurementRow> rows;
       auto add = [&](const std::string& kernel, const std::string& knobs, double tflops, double clock) {
-        MeasurementRow m = test_row(run, g.key, kernel, "ok", 10.0);
-        m.knobs = knobs;
-        m.tflops = tflops;
-        m.sm_clock_mhz = clock;
-        rows.push_back(m);
+        add_row(rows, run, g.key, kernel, knobs, tflops, clock);
       };
       add(r[0].kernel_id, r[0].knobs_text, 100, 1980);
       add(r[1].kernel_id, r[1].knobs_text, 120, 1700 + rep * 5);  // power-hungry: always ~1,700 MHz
