@@ -8,11 +8,11 @@ import sys
 out = sys.argv[1]
 # What the latest side-by-side rounds were and which model was shipped before: the facts the text
 # below states (change them with the rounds; results.sh reads each group's latest round).
-EVAL_ROUND = "round 6, lease 16"
-FAMILY_ROUND = "round 5, lease 16"
-PREV_ABOUT = "r5, shipped for leases 15 and 16, trained on the data up to lease 14"
-SHIPPED_GROUPS, SHIPPED_DATA = "2,541", "lease 15b"
-PREV_REF = "git show 28532a5:models/default.json"
+EVAL_ROUND = "round 8, lease 18"
+FAMILY_ROUND = "round 7, lease 18"
+PREV_ABOUT = "r6, shipped for leases 17 and 18, trained on the data up to lease 15b"
+SHIPPED_GROUPS, SHIPPED_DATA = "2,841", "lease 16"
+PREV_REF = "git show 112bf6b:models/default.json"
 KNOBS = ("at default runtime knobs, plus every knob variant of each group's 8 fastest kernels "
          "(measured in lease 8, `data/README.md`), and since lease 16 a random slice of 125 catalogue kernels "
          "outside the pool (with the knob variants of the 8 fastest of them)")
@@ -87,11 +87,13 @@ if os.path.exists(SBS):
     sbs = json.load(open(SBS))
     print("## The real pick, side by side (the headline)\n")
     print("What `cks select` really returns, measured like with like: `cks plan sidebyside` re-measured, per")
-    print("evaluation group, the deployed selector's first 4 picks, the first pick of the static score (and until")
-    print("round 5 of the exhaustive ranking: its row covers the groups where its pick was among the measured")
-    print("ones), the group's 3 fastest measured kernels and the previous model's first pick, in 4")
+    print("evaluation group, the first pick of the shipped model, a candidate model's first 4 picks (in rounds")
+    print("where the shipped model was the candidate, its own; in round 8 those of r8, so the shipped model's")
+    print("`top-4` there counts only those of its first 4 picks that were measured), the first pick of the static")
+    print("score (and until round 5 of the exhaustive ranking: its row covers the groups where its pick was among")
+    print("the measured ones), the group's 3 fastest measured kernels and the previous model's first pick, in 4")
     print(f"repetitions measured back to back ({EVAL_ROUND}, one H200; `data/README.md`). Each candidate's")
-    print("throughput is the median of its repetitions whose SM clock is within 30 MHz of the group's median (other")
+    print("throughput is the median of its repetitions whose SM clock is within 30 MHz of the median of that candidate's repetitions (other")
     print("rows flagged and left out); regret is against the best compared candidate. `noise floor` is the regret of")
     print("that best candidate measured against itself across repetitions: what single measurements cost a perfect")
     print("selector. From `cks analyze sidebyside` (`docs/models.md`); per group in")

@@ -8,10 +8,10 @@
 # The per-run cuBLAS normalization of load_dataset is on (the default, docs/models.md).
 #   scripts/models/train_default.sh [OUT]          (about 4 minutes on 2 cores)
 # The model records its training groups' measured leaders ("evidence", docs/models.md), which the
-# selector's default adds to its prefilter. The shipped model (r6 in NOTES.md, shipped after
-# lease 16 measured it side by side against r5) was trained on the shards up to lease 15b (2,541
-# groups); reproduce it with
-#   EXCLUDE_SHARDS="20261202_d6acffa9.db.gz 20261202_d709be9e.db.xz" scripts/models/train_default.sh
+# selector's default adds to its prefilter. The shipped model (r7 in NOTES.md, shipped after
+# leases 17 and 18 measured it side by side against r6) was trained on the shards up to lease 16
+# (2,841 groups, data hash 0979ff5403da2c55); reproduce it with
+#   EXCLUDE_SHARDS="20261202_d709be9e.db.xz 20261202_23498278.db.xz" scripts/models/train_default.sh
 # (the same bytes but for provenance "source", which then names the temporary directory)
 # (without EXCLUDE_SHARDS every committed shard is read: the next model).
 set -euo pipefail
