@@ -263,9 +263,9 @@ void Collector::validate() {
   faults_ = worker::fake::FaultSpec::parse(o_.fault_spec);
   if (!fake) {
     // The real backend injects only real device faults (worker/fake.hpp, cuda_injectable).
-    if (faults_.crash_p > 0 || faults_.slow_us > 0 || faults_.slow_start_us > 0)
-      throw Error("--fault with --backend cuda: only hang, launch_error and misaligned faults (crash:p=, slow= and "
-                  "slow_start= need --backend fake)");
+    if (faults_.crash_p > 0 || faults_.slow_us > 0 || faults_.slow_start_us > 0 || !faults_.start_gate.empty())
+      throw Error("--fault with --backend cuda: only hang, launch_error and misaligned faults (crash:p=, slow=, "
+                  "slow_start= and start_gate= need --backend fake)");
     for (const auto& f : faults_.faults)
       if (!worker::fake::cuda_injectable(f.kind))
         throw Error("--fault with --backend cuda: '" + f.kernel_id + "' has a fault the GPU cannot inject (only hang, "

@@ -51,11 +51,13 @@ struct Fault {
 //   crash:p=<probability>                 every measurement crashes with this probability
 //   slow=<microseconds>                   every measurement takes at least this long
 //   slow_start=<microseconds>             the worker's start-up (its hello) takes this long
+//   start_gate=<path>                     the worker's start-up (its hello) waits until this file exists
 struct FaultSpec {
   std::vector<Fault> faults;
   double crash_p = 0;
   double slow_us = 0;
   double slow_start_us = 0;
+  std::string start_gate;
 
   static FaultSpec parse(std::string_view spec);  // throws cks::Error naming the bad item
   // The first fault a measurement of (kernel_id, knobs) hits (compile_error excluded), if any.

@@ -42,6 +42,9 @@ class FakeBackend final : public Backend {
   DeviceInfo info() override {
     // The first hello is the worker's start-up: a slow one gives a window to kill it in.
     if (spec_.slow_start_us > 0 && !started_) std::this_thread::sleep_for(std::chrono::duration<double, std::micro>(spec_.slow_start_us));
+    // A gated start-up: killed there for certain, however late the killer gets to it.
+    if (!spec_.start_gate.empty() && !started_)
+      while (::access(spec_.start_gate.c_str(), F_OK) != 0) std::this_thread::sleep_for(std::chrono::milliseconds(5));
     started_ = true;
     DeviceInfo d;
     d.backend = "fake";

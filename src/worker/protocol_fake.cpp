@@ -76,6 +76,11 @@ FaultSpec FaultSpec::parse(std::string_view spec) {
       out.slow_start_us = parse_number(item.substr(11), item);
       continue;
     }
+    if (item.starts_with("start_gate=")) {
+      out.start_gate = std::string(item.substr(11));
+      if (out.start_gate.empty()) throw Error("bad fault spec item '" + std::string(item) + "': no file named");
+      continue;
+    }
     if (item.starts_with("crash:p=")) {
       out.crash_p = parse_number(item.substr(8), item);
       if (out.crash_p > 1) throw Error("bad fault spec item '" + std::string(item) + "': probability above 1");
@@ -85,7 +90,7 @@ FaultSpec FaultSpec::parse(std::string_view spec) {
     if (at == std::string_view::npos)
       throw Error("bad fault spec item '" + std::string(item) +
                   "' (expected <kind>@<kernel_id>[/<knobs>], crash_once@<kernel_id>[/<knobs>]:<marker>, crash:p=<p>, "
-                  "slow=<us> or slow_start=<us>)");
+                  "slow=<us>, slow_start=<us> or start_gate=<path>)");
     const std::string_view kind = item.substr(0, at);
     Fault f;
     bool known = false;

@@ -102,5 +102,7 @@ TEST(ModelsEncoding, FoldedLayerMatchesTheLayerOnTheEncoding) {
   Eigen::MatrixXf again;
   loaded.apply(x, 0, x.rows, again);
   EXPECT_EQ(again, got);
-  for (const auto& name : folded.to_json().at("numeric").at("features")) EXPECT_NE(name, "hw_peak_flops");
+  // (The JSON is held: a range-for over a reference into a temporary dangles, ASan's heap-use-after-free.)
+  const nlohmann::json file = folded.to_json();
+  for (const auto& name : file.at("numeric").at("features")) EXPECT_NE(name, "hw_peak_flops");
 }

@@ -93,8 +93,14 @@ inline std::vector<ProcInfo> processes() {
     std::istringstream rest(line.substr(close + 2));
     rest >> p.state >> p.ppid;
     if (p.state == 'Z' || p.state == 'X') continue;
-    std::ifstream in(e.path() / "cmdline", std::ios::binary);
-    p.cmdline.assign(std::istreambuf_iterator<char>(in), {});
+    // A process that exits between the open and the read fails the read (ESRCH), which libstdc++'s
+    // filebuf throws through the iterator: it is gone, as a zombie would be.
+    try {
+      std::ifstream in(e.path() / "cmdline", std::ios::binary);
+      p.cmdline.assign(std::istreambuf_iterator<char>(in), {});
+    } catch (const std::exception&) {  // std::ios_base::failure
+      continue;
+    }
     std::replace(p.cmdline.begin(), p.cmdline.end(), '\0', ' ');
     out.push_back(std::move(p));
   }

@@ -2,9 +2,13 @@
 // through the monitor's WorkerProcess: answers, heartbeats, and how each fault looks from outside.
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <functional>
 
 #include "cks/common.hpp"
@@ -23,7 +27,8 @@ const std::string kKernel = "k00000000000000aa", kFaulty = "k00000000000000bb";
 TEST(WorkerFakeSpec, ParsesEveryFaultKind) {
   const auto spec = fake::FaultSpec::parse(
       " crash@ka ; hang@kb;freeze@kc;launch_error@kd;incorrect@ke;cannot_implement@kf;compile_error@kg;"
-      "crash_once@kh/r=n,s=2,d=h,k=1:/tmp/x:y;crash:p=0.25;slow=1500;hang@ki/r=m,s=1,d=h,k=1");
+      "crash_once@kh/r=n,s=2,d=h,k=1:/tmp/x:y;crash:p=0.25;slow=1500;hang@ki/r=m,s=1,d=h,k=1;slow_start=20;"
+      "start_gate=/tmp/g ate");
   const std::string any = "r=m,s=4,d=h,k=1";
   ASSERT_EQ(spec.faults.size(), 9u);
   EXPECT_EQ(spec.faults[0].kind, fake::FaultKind::crash);
@@ -37,6 +42,8 @@ TEST(WorkerFakeSpec, ParsesEveryFaultKind) {
   EXPECT_FALSE(spec.compile_fails("ka"));
   EXPECT_DOUBLE_EQ(spec.crash_p, 0.25);
   EXPECT_DOUBLE_EQ(spec.slow_us, 1500);
+  EXPECT_DOUBLE_EQ(spec.slow_start_us, 20);
+  EXPECT_EQ(spec.start_gate, "/tmp/g ate");
   EXPECT_TRUE(fake::FaultSpec::parse("").faults.empty());
   // The kinds the real CUDA backend injects (scripts/device/fault_check.sh).
   EXPECT_EQ(fake::FaultSpec::parse("misaligned@km").faults.at(0).kind, fake::FaultKind::misaligned);
@@ -48,7 +55,7 @@ TEST(WorkerFakeSpec, ParsesEveryFaultKind) {
 
 TEST(WorkerFakeSpec, RejectsBadItemsWithClearErrors) {
   for (const char* bad : {"explode@ka", "crash", "crash@", "crash_once@ka", "crash_once@ka:", "crash:p=2", "crash:p=x",
-                          "slow=-1", "slow=fast", "hang@ka/r=q", "compile_error@ka/r=m,s=1,d=h,k=1", "crash@/r=m,s=1,d=h,k=1"})
+                          "slow=-1", "slow=fast", "hang@ka/r=q", "compile_error@ka/r=m,s=1,d=h,k=1", "crash@/r=m,s=1,d=h,k=1", "start_gate="})
     EXPECT_THROW(fake::FaultSpec::parse(bad), Error) << bad;
   try {
     fake::FaultSpec::parse("explode@ka");
@@ -221,6 +228,26 @@ TEST(WorkerProcessFake, FatalLaunchErrorIsReportedThenTheWorkerExits) {
 
 TEST(WorkerProcessFake, MisalignedIsAFatalLaunchError) {
   expect_fatal_launch_error("misaligned@" + kFaulty, "misaligned");
+}
+
+TEST(WorkerProcessFake, AGatedStartUpSaysHelloOnlyOnceTheGateFileExists) {
+  char dir[] = "/tmp/cks-gate-XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  const std::string gate = std::string(dir) + "/gate";
+  auto w = start_worker("start_gate=" + gate);
+  Request hello;
+  hello.type = RequestType::hello;
+  ASSERT_TRUE(w->send(hello));
+  auto [before, closed] = read_events(*w, 300ms, [](const Event& e) { return is(e, EventType::hello); });
+  EXPECT_FALSE(closed);
+  EXPECT_TRUE(std::none_of(before.begin(), before.end(), [](const Event& e) { return is(e, EventType::hello); }));
+  std::ofstream(gate).close();
+  auto [after, closed2] = read_events(*w, 5000ms, [](const Event& e) { return is(e, EventType::hello); });
+  ASSERT_FALSE(after.empty());
+  EXPECT_TRUE(is(after.back(), EventType::hello));
+  w->kill();
+  std::remove(gate.c_str());
+  rmdir(dir);
 }
 
 TEST(WorkerProcessFake, BadArgumentsAndAMissingExecutableExitNonZero) {
