@@ -13,6 +13,7 @@
 #include <mutex>
 #include <numeric>
 #include <queue>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -304,10 +305,31 @@ struct Selector::Impl {
         }
       };
       if (two_stage()) {
+        // The ranking is the same list whatever depth is asked for: the head is what the default
+        // prefilter and cascade keep (a cks select --top 1 pick is the first of a --top 256 list),
+        // and a deeper request appends the best of a wider prefilter and cascade after it. (A
+        // wider cascade alone would let a candidate the default cascade cuts become the first.)
         std::vector<uint32_t> finalists;
         std::vector<float> scores;
-        two_stage_scores(p, depth, *state, finalists, scores);
+        two_stage_scores(p, 0, *state, finalists, scores);
         for (size_t i = 0; i < finalists.size(); ++i) offer(scores[i], finalists[i]);
+        if (depth > best.size()) {
+          std::vector<Entry> head(best.size());
+          for (size_t r = best.size(); r-- > 0; best.pop()) head[r] = best.top();
+          const std::set<uint32_t> in_head(finalists.begin(), finalists.end());
+          const size_t tail_depth = depth - head.size();
+          two_stage_scores(p, depth, *state, finalists, scores);
+          std::priority_queue<Entry, std::vector<Entry>, WorseFirst> tail;
+          for (size_t i = 0; i < finalists.size(); ++i) {
+            if (in_head.count(finalists[i])) continue;
+            if (tail.size() < tail_depth) tail.emplace(scores[i], finalists[i]);
+            else if (WorseFirst{}(Entry{scores[i], finalists[i]}, tail.top())) { tail.pop(); tail.emplace(scores[i], finalists[i]); }
+          }
+          std::vector<Entry> rest(tail.size());
+          for (size_t r = tail.size(); r-- > 0; tail.pop()) rest[r] = tail.top();
+          head.insert(head.end(), rest.begin(), rest.end());
+          ranked = std::move(head);
+        }
       } else {
         FeatureMatrix x;
         std::vector<float> scores;
@@ -319,8 +341,10 @@ struct Selector::Impl {
           for (size_t i = begin; i < end; ++i) offer(scores[i - begin], static_cast<uint32_t>(i));
         }
       }
-      ranked.resize(best.size());
-      for (size_t r = best.size(); r-- > 0; best.pop()) ranked[r] = best.top();
+      if (ranked.empty()) {
+        ranked.resize(best.size());
+        for (size_t r = best.size(); r-- > 0; best.pop()) ranked[r] = best.top();
+      }
     }
     auto out = std::make_shared<std::vector<Selection>>(ranked.size());
     for (size_t r = 0; r < ranked.size(); ++r) {

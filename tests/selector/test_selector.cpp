@@ -3,6 +3,8 @@
 // the ABI boundary.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -175,6 +177,31 @@ TEST(SelectorModel, CascadeReturnsTheFullModelsScores) {
   const Ranking plain = Selector(model, [&] { SelectorOptions p = o; p.cascade_terms = 0; return p; }()).select_uncached(kProblem, 8);
   const Ranking kept = Selector(model, o).select_uncached(kProblem, 8);
   for (size_t i = 0; i < 8; ++i) EXPECT_TRUE(same_candidate(plain[i], kept[i])) << i;
+}
+
+TEST(SelectorModel, TheRankingsHeadIsTheSameForEveryDepth) {
+  // A deeper request (cks bundle asks for 256) appends to what the default cascade keeps: it never
+  // changes the first picks (a wider cascade alone let a candidate the default one cuts become the
+  // first, so a bundle ran another kernel than cks select printed).
+  const auto model = xgboost_model();
+  SelectorOptions o;
+  o.prefilter = 600;
+  o.cascade_terms = 10;
+  o.cascade_keep = 50;
+  o.prior_terms = 10;
+  o.evidence_groups = 0;
+  const Selector sel(model, o);
+  for (const Problem& p : {kProblem, Problem{4096, 4096, 4096, Layout::tn}, Problem{128, 1024, 512, Layout::tn}}) {
+    const Ranking shallow = sel.select_uncached(p, 50);
+    for (size_t depth : {size_t{1}, size_t{8}, size_t{51}, size_t{256}, size_t{900}}) {
+      const Ranking deep = sel.select_uncached(p, depth);
+      ASSERT_EQ(deep.size(), depth);
+      for (size_t i = 0; i < std::min<size_t>(depth, shallow.size()); ++i)
+        EXPECT_TRUE(same_candidate(shallow[i], deep[i])) << "depth " << depth << ", rank " << i + 1;
+      std::set<std::pair<uint32_t, std::string>> seen;  // no candidate twice
+      for (const Selection& s : deep) EXPECT_TRUE(seen.insert({s.kernel, s.knobs_text}).second) << s.kernel_id << " " << s.knobs_text;
+    }
+  }
 }
 
 TEST(SelectorModel, CacheServesRepeatsAndDeeperRequests) {
