@@ -157,10 +157,10 @@ class XgbModel final : public Model {
 
   nlohmann::json parameters() const override {
     if (columns_.empty())
-      return {{"encoding", "ubj+base64"}, {"booster", base64_encode(blob_)}, {"features", FeatureSchema::get().size()}};
+      return {{"encoding", "ubj+base64"}, {"booster", base64_encode(blob())}, {"features", FeatureSchema::get().size()}};
     std::vector<std::string> names;
     for (uint32_t c : columns_) names.emplace_back(FeatureSchema::get()[c].name);
-    return {{"encoding", "ubj+base64"}, {"booster", base64_encode(blob_)}, {"features", columns_.size()}, {"columns", names}};
+    return {{"encoding", "ubj+base64"}, {"booster", base64_encode(blob())}, {"features", columns_.size()}, {"columns", names}};
   }
 
   const std::string& blob() const {
