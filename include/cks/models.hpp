@@ -256,6 +256,10 @@ struct ModelInfo {
   TrainOptions options;
   nlohmann::json provenance;  // data source, groups, rows, data hash, tool version
   Evidence evidence;          // the training groups' leaders (empty in models trained before it)
+  // A hash of the model file's bytes the model was read from (Model::load, Model::deserialize);
+  // 0 for a model trained in this process. It keys the caches of what is derived from the model
+  // (the parsed model itself, the selector's per-layout set-up: docs/models.md, "Start-up").
+  uint64_t source_hash = 0;
 };
 
 // A trained scorer f(phi): higher is better, compared within one problem only.

@@ -47,7 +47,9 @@ Catalogue Catalogue::build(Layout layout, const HardwareDesc& hw) {
     const KernelDesc& k = entry.second;
     const auto index = static_cast<uint32_t>(cat.kernels_.size());
     cat.kernels_.push_back(k);
-    cat.by_id_.emplace_back(k.id(), index);
+    std::string id(1, 'k');  // k.id(), from the canonical text already made
+    id += hex64(fnv1a64(entry.first));
+    cat.by_id_.emplace_back(std::move(id), index);
     for (const auto& knobs : knob_settings(k)) cat.candidates_.push_back({index, knobs});
   }
   std::sort(cat.by_id_.begin(), cat.by_id_.end());

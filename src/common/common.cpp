@@ -208,9 +208,11 @@ uint64_t fnv1a64(std::string_view s) {
 }
 
 std::string hex64(uint64_t v) {
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
-  return buf;
+  // "%016llx" without snprintf (the catalogue computes 34,000 kernel IDs at start-up).
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string s(16, '0');
+  for (int i = 15; i >= 0; --i, v >>= 4) s[static_cast<size_t>(i)] = kDigits[v & 15];
+  return s;
 }
 
 void progress(std::string_view what, size_t done, size_t total) {

@@ -154,7 +154,8 @@ void Model::save(const std::string& path) const {
 std::unique_ptr<Model> Model::load(const std::string& path) {
   // A model file is a few tens of MiB; anything above 1 GiB, or not a regular file (/dev/zero, a
   // FIFO), is refused before reading.
-  return deserialize(read_file_limited(path, "model file", kMaxInputFileBytes), path);
+  check_input_file(path, "model file", kMaxInputFileBytes);
+  return models_detail::load_model_file(path);
 }
 
 namespace {
@@ -179,6 +180,12 @@ const nlohmann::json& member(const nlohmann::json& obj, const char* key, nlohman
 }  // namespace
 
 std::unique_ptr<Model> Model::deserialize(std::string_view text, const std::string& origin) {
+  std::unique_ptr<Model> m = models_detail::parse_model_file(text, origin);
+  m->info().source_hash = models_detail::model_source_hash(text);
+  return m;
+}
+
+std::unique_ptr<Model> models_detail::parse_model_file(std::string_view text, const std::string& origin) {
   using vt = nlohmann::json::value_t;
   nlohmann::json j;
   try {

@@ -10,16 +10,30 @@
 //   score             base_score + sum of the trees' leaf values, summed in float in tree order
 //                     (XGBoost's CPU predictor order), identity link (rank:*, reg:squarederror)
 // Layout: per tree, nodes are renumbered breadth-first so that the children of a split are
-// adjacent (right = left + 1), and a leaf points to itself and always goes left. A tree is
-// then evaluated with exactly `depth` branch-free steps, and 16 rows walk each tree in lockstep
-// (independent load chains overlap). Categorical splits become numeric splits on per-row
+// adjacent (right = left + 1), and a leaf points to itself and always goes left (what is parsed,
+// cached and walked by add_trees_reference). Categorical splits become numeric splits on per-row
 // indicator columns (see fill_row), so the walk has no special case.
+// Evaluation (issue 17) uses a compiled copy: every tree padded to a perfect binary tree of its
+// depth in heap order (the children of node i are 2i + 1 and 2i + 2; a leaf above the bottom
+// becomes "always left" nodes, condition +inf, over copies of its value), 8 bytes per node, so a
+// step of a row is a load of the node, a load of the row's value, a compare and a shift-add, and
+// a tree takes 2/3 of the cache of the breadth-first nodes. 16 rows walk a tree in lockstep
+// (independent load chains overlap); the rows of a block sit kStride floats apart (a constant,
+// when the row fits), and every block of a group of rows walks a chunk of trees before the next
+// chunk, so that the chunk stays in cache. The decisions, and the float sum of the leaves in tree
+// order, are those of the reference walk bit for bit (tests/models/test_native_xgboost.cpp).
+// Trees deeper than kMaxCompiledDepth (not grown by cks) leave the ensemble on the reference walk.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace cks {
+class BinaryWriter;
+class BinaryReader;
+}  // namespace cks
 
 namespace cks::models_detail {
 
@@ -38,6 +52,19 @@ class TreeEnsemble {
   // out = base_score() followed by all trees; continuing a partial sum with the remaining trees
   // gives the same bits as one full pass (the selector's cascade relies on it).
   void add_trees(const float* rows, size_t n, size_t cols, float* out, size_t tree_begin, size_t tree_end) const;
+  // The same by the walk over the breadth-first nodes (the evaluation before the compiled copy):
+  // the reference the compiled walk is tested against.
+  void add_trees_reference(const float* rows, size_t n, size_t cols, float* out, size_t tree_begin,
+                           size_t tree_end) const;
+  // Whether add_trees uses the compiled copy (every tree at most kMaxCompiledDepth deep).
+  bool compiled() const { return compiled_; }
+  static constexpr int kMaxCompiledDepth = 12;
+
+  // The flattened ensemble as a cache payload (common/cache_file.hpp) and back: read() checks
+  // every index and column against the arrays, so an inconsistent payload is refused
+  // (CacheCorrupt) rather than walked out of bounds.
+  void write(BinaryWriter& w) const;
+  static TreeEnsemble read(BinaryReader& r);
 
   size_t trees() const { return roots_.size(); }
   size_t nodes() const { return nodes_.size(); }
@@ -79,6 +106,29 @@ class TreeEnsemble {
   float base_score_ = 0;
   size_t features_ = 0;
   std::string objective_;
+
+  // The compiled copy (built by compile() from the arrays above).
+  struct PNode {
+    float cond;              // threshold; "always left": +inf
+    uint16_t column;         // row column
+    uint16_t default_right;  // 1: a missing value goes right
+  };
+  struct PTree {
+    uint32_t nodes = 0;   // first node in pnodes_ (2^depth - 1 nodes)
+    uint32_t leaves = 0;  // first leaf in pleaves_ (2^depth leaves)
+    uint32_t depth = 0;
+  };
+  static constexpr size_t kStride = 128;  // floats per row in a block when row_width() fits
+  void compile();
+  // S: the rows' stride as a constant (0: `stride`).
+  template <int R, size_t S, bool kMissing>
+  void walk_compiled(const float* rows, size_t stride, float* acc, size_t tree_begin, size_t tree_end) const;
+  template <size_t S>
+  void add_trees_compiled(const float* rows, size_t n, size_t cols, float* out, size_t tree_begin, size_t tree_end) const;
+  bool compiled_ = false;
+  std::vector<PNode> pnodes_;
+  std::vector<float> pleaves_;
+  std::vector<PTree> ptrees_;
 };
 
 }  // namespace cks::models_detail

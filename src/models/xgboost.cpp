@@ -11,12 +11,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <cmath>
 #include <map>
 #include <mutex>
 #include <thread>
 
 #include "cks/models.hpp"
+#include "common/cache_file.hpp"
 #include "models/base64.hpp"
 #include "models/rankers.hpp"
 #include "models/tree_ensemble.hpp"
@@ -117,8 +119,13 @@ class XgbModel final : public Model {
         columns_(std::move(columns)),
         trees_(TreeEnsemble::from_xgboost(blob_, columns_)),
         threads_(std::max(1, threads)) {
-    if (trees_.features() > FeatureSchema::get().size())
-      throw Error("model: XGBoost booster splits on more features than the schema has");
+    check_features();
+  }
+  // From a cache entry: the ensemble parsed before; the booster's bytes (needed only to save the
+  // model or to predict through libxgboost) are read by `blob_source` on first use.
+  XgbModel(std::function<std::string()> blob_source, std::vector<uint32_t> columns, TreeEnsemble trees)
+      : blob_source_(std::move(blob_source)), columns_(std::move(columns)), trees_(std::move(trees)), threads_(1) {
+    check_features();
   }
 
   void predict(const FeatureMatrix& x, std::span<float> out) const override {
@@ -150,18 +157,36 @@ class XgbModel final : public Model {
 
   nlohmann::json parameters() const override {
     if (columns_.empty())
-      return {{"encoding", "ubj+base64"}, {"booster", base64_encode(blob_)}, {"features", FeatureSchema::get().size()}};
+      return {{"encoding", "ubj+base64"}, {"booster", base64_encode(blob())}, {"features", FeatureSchema::get().size()}};
     std::vector<std::string> names;
     for (uint32_t c : columns_) names.emplace_back(FeatureSchema::get()[c].name);
-    return {{"encoding", "ubj+base64"}, {"booster", base64_encode(blob_)}, {"features", columns_.size()}, {"columns", names}};
+    return {{"encoding", "ubj+base64"}, {"booster", base64_encode(blob())}, {"features", columns_.size()}, {"columns", names}};
   }
 
-  const std::string& blob() const { return blob_; }
+  const std::string& blob() const {
+    std::call_once(blob_once_, [&] {
+      if (blob_source_) blob_ = blob_source_();
+    });
+    return blob_;
+  }
+  void write_cache(BinaryWriter& w) const {
+    w.vec(columns_);
+    trees_.write(w);
+    w.u64(hash64(blob()));
+    w.str(blob());
+  }
   const std::vector<uint32_t>& columns() const { return columns_; }
   const TreeEnsemble& trees() const { return trees_; }
 
  private:
-  std::string blob_;
+  void check_features() const {
+    if (trees_.features() > FeatureSchema::get().size())
+      throw Error("model: XGBoost booster splits on more features than the schema has");
+  }
+
+  mutable std::once_flag blob_once_;
+  mutable std::string blob_;
+  std::function<std::string()> blob_source_;  // empty: blob_ is the booster
   std::vector<uint32_t> columns_;
   TreeEnsemble trees_;
   mutable std::atomic<int> threads_;
@@ -455,6 +480,32 @@ std::unique_ptr<Model> load_xgboost(const nlohmann::json& parameters) {
     throw Error("model: XGBoost model has another feature count than the schema");
   }
   return std::make_unique<XgbModel>(base64_decode(parameters.at("booster").get<std::string>()), 1, std::move(columns));
+}
+
+bool write_xgboost_cache(const Model& model, BinaryWriter& w) {
+  const auto* m = dynamic_cast<const XgbModel*>(&model);
+  if (!m) return false;
+  m->write_cache(w);
+  return true;
+}
+
+std::unique_ptr<Model> read_xgboost_cache(BinaryReader& r, const std::function<std::string(const BlobRef&)>& blob_source) {
+  std::vector<uint32_t> columns = r.vec<uint32_t>();
+  for (uint32_t c : columns)
+    if (c >= FeatureSchema::get().size()) throw CacheCorrupt("cache entry: feature column out of range");
+  TreeEnsemble trees = TreeEnsemble::read(r);
+  BlobRef ref;
+  ref.hash = r.u64();
+  ref.size = r.count(1);
+  ref.offset = r.position();
+  r.skip(ref.size);
+  return std::make_unique<XgbModel>([blob_source, ref] { return blob_source(ref); }, std::move(columns), std::move(trees));
+}
+
+std::string xgboost_blob(const Model& model) {
+  const auto* m = dynamic_cast<const XgbModel*>(&model);
+  if (!m) throw Error("not an XGBoost model");
+  return m->blob();
 }
 
 }  // namespace cks::models_detail

@@ -19,7 +19,9 @@
 
 #include "cks/models.hpp"
 #include "cks/sampling.hpp"
+#include "common/cache_file.hpp"
 #include "common/data_files.hpp"
+#include "selector/setup_cache.hpp"
 #include "selector/static_index.hpp"
 
 namespace cks {
@@ -138,7 +140,7 @@ struct Selector::Impl {
     if (!slot) {
       const Catalogue& cat = Catalogue::get(layout);
       auto st = std::make_shared<LayoutState>(LayoutState{FeatureComputer(cat.kernels(), hw), {cat, hw}, {}});
-      if (two_stage() && options.prior_weight != 0) st->index.set_priors(model_priors(cat, st->features), options.prior_weight);
+      if (two_stage() && options.prior_weight != 0) st->index.set_priors(priors(cat, st->features), options.prior_weight);
       if (two_stage() && options.evidence_groups > 0) st->evidence = resolve_evidence(model->info().evidence, cat);
       slot = std::move(st);
     }
@@ -155,11 +157,47 @@ struct Selector::Impl {
     }
   }
 
+  // The priors of model_priors() through the set-up cache (selector/setup_cache.hpp): read back
+  // when the model came from a file (source_hash) and an entry for it, this catalogue and these
+  // prior options exists whose sample scores this build reproduces bit for bit; else computed
+  // and written.
+  std::vector<std::vector<float>> priors(const Catalogue& cat, const FeatureComputer& fc) const {
+    using namespace selector_detail;
+    const uint64_t source = model->info().source_hash;
+    const std::string dir = source ? cache_dir() : std::string();
+    if (dir.empty()) return model_priors(cat, fc);
+    const uint64_t key = prior_setup_key(source, cat, hw, options);
+    const std::string path = prior_setup_path(dir, key);
+    if (auto cached = read_prior_setup(path, key, cat.candidates().size(), options.prior_problems.size()))
+      if (cached->sample_scores == sample_scores(cat, fc, cached->sample)) return std::move(cached->priors);
+    PriorSetup setup;
+    setup.sample = prior_sample(cat.candidates().size());
+    setup.priors = model_priors(cat, fc, &setup);
+    write_prior_setup(path, key, setup);
+    return std::move(setup.priors);
+  }
+
+  // The raw prior scores (the first prior_terms terms) of a few candidates on each reference problem.
+  std::vector<std::vector<float>> sample_scores(const Catalogue& cat, const FeatureComputer& fc,
+                                                const std::vector<uint32_t>& sample) const {
+    std::vector<Candidate> rows;
+    for (uint32_t i : sample) rows.push_back(cat.candidates()[i]);
+    std::vector<std::vector<float>> out;
+    FeatureMatrix x;
+    for (const auto& [m, n, k] : options.prior_problems) {
+      fc.compute(Problem{m, n, k, cat.layout()}, rows, x);
+      score_terms(x, out.emplace_back(rows.size()), options.prior_terms);
+    }
+    return out;
+  }
+
   // The prefilter's priors, one per view of the static index. prior(c) is c's standardised
   // score ((s - mean) / sd over the catalogue) scored with the model's first prior_terms terms:
   // PriorMode::mean, one prior, its mean over the reference problems; PriorMode::nearest, one
-  // per reference problem (prior_view() picks the view).
-  std::vector<std::vector<float>> model_priors(const Catalogue& cat, const FeatureComputer& fc) const {
+  // per reference problem (prior_view() picks the view). `setup` (optional): its sample's raw
+  // scores are recorded per reference problem.
+  std::vector<std::vector<float>> model_priors(const Catalogue& cat, const FeatureComputer& fc,
+                                               selector_detail::PriorSetup* setup = nullptr) const {
     const std::vector<Candidate>& cands = cat.candidates();
     if (options.prior_problems.empty()) throw Error("selector: a prior needs reference problems");
     std::vector<std::vector<float>> per_problem;
@@ -185,6 +223,10 @@ struct Selector::Impl {
       for (int t = 1; t < threads; ++t) pool.emplace_back(work);
       work();
       for (auto& t : pool) t.join();
+      if (setup) {
+        auto& sampled = setup->sample_scores.emplace_back();
+        for (uint32_t i : setup->sample) sampled.push_back(score[i]);
+      }
       double mean = 0, sq = 0;
       for (float v : score) mean += v;
       mean /= static_cast<double>(score.size());

@@ -36,10 +36,20 @@ StaticIndex::StaticIndex(const Catalogue& cat, const HardwareDesc& hw) : hw_(hw)
   // consecutive classes share the per-geometry and per-(geometry, splits, T_K) terms.
   using Key = std::tuple<int, int, int, int, int, int, int, bool>;
   std::map<Key, std::vector<uint32_t>> groups;
+  // A kernel's candidates are consecutive and differ in their key only by the split factor: one
+  // map lookup per (kernel, split factor), not per candidate (start-up cost).
+  std::vector<std::pair<int, std::vector<uint32_t>*>> of_kernel;  // (split factor, its class)
   for (uint32_t i = 0; i < cands.size(); ++i) {
-    const KernelDesc& k = kernels[cands[i].kernel];
-    const auto [stages, spills] = res[cands[i].kernel];
-    groups[Key{k.tm, k.tn, k.cm, k.cn, split_factor(cands[i].knobs), k.tk, stages, spills}].push_back(i);
+    if (i == 0 || cands[i].kernel != cands[i - 1].kernel) of_kernel.clear();
+    const int splits = split_factor(cands[i].knobs);
+    auto it = std::find_if(of_kernel.begin(), of_kernel.end(), [&](const auto& e) { return e.first == splits; });
+    if (it == of_kernel.end()) {
+      const KernelDesc& k = kernels[cands[i].kernel];
+      const auto [stages, spills] = res[cands[i].kernel];
+      of_kernel.emplace_back(splits, &groups[Key{k.tm, k.tn, k.cm, k.cn, splits, k.tk, stages, spills}]);
+      it = of_kernel.end() - 1;
+    }
+    it->second->push_back(i);
   }
   class_of_.resize(cands.size());
   members_.reserve(cands.size());

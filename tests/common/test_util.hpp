@@ -1,12 +1,15 @@
-// Small helpers shared by tests: a whole file as a string, and an environment variable set for
-// one scope (restored, or unset, when the scope ends).
+// Small helpers shared by tests: a whole file as a string, the files of a folder by name prefix,
+// and an environment variable set for one scope (restored, or unset, when the scope ends).
 #pragma once
 #include <stdlib.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace cks::test {
 
@@ -15,6 +18,16 @@ inline std::string slurp(const std::string& path) {
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
+}
+
+// The files of `dir` whose names start with `prefix`, sorted (none when `dir` is missing).
+inline std::vector<std::string> files_with_prefix(const std::string& dir, const std::string& prefix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.path().filename().string().starts_with(prefix)) out.push_back(e.path().string());
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 class ScopedEnv {

@@ -99,4 +99,19 @@ inline Dataset synthetic_dataset(const std::string& path, size_t train, size_t e
   return load_dataset(reg, default_hw());
 }
 
+// A small XGBoost model (40 trees on 10 synthetic groups, with evidence), trained and saved once
+// per test process; its path.
+inline const std::string& small_xgboost_file() {
+  static ScratchDir dir;
+  static const std::string path = [] {
+    const Dataset d = synthetic_dataset(dir.file("syn.db"), 10, 0, 80, 7);
+    TrainOptions o;
+    o.rounds = 40;
+    o.threads = 2;
+    train_model(d, o)->save(dir.file("xgb.json"));
+    return dir.file("xgb.json");
+  }();
+  return path;
+}
+
 }  // namespace cks::test

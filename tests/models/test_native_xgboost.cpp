@@ -5,11 +5,13 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <random>
 
 #include "cks/selector.hpp"
+#include "models/base64.hpp"
 #include "models/rankers.hpp"
 #include "models/synthetic.hpp"
 #include "models/tree_ensemble.hpp"
@@ -137,12 +139,17 @@ TEST(ModelsNativeXgboost, TrainedModelEqualsXgboostPredict) {
   }
 }
 
-TEST(ModelsNativeXgboost, ScoresInPiecesEqualOnePass) {
-  const Dataset& d = synthetic();
+// An XGBoost model of 30 trees on synthetic().
+std::unique_ptr<Model> trained_model() {
   TrainOptions o;
   o.rounds = 30;
   o.threads = 2;
-  const auto model = train_model(d, o);
+  return train_model(synthetic(), o);
+}
+
+TEST(ModelsNativeXgboost, ScoresInPiecesEqualOnePass) {
+  const Dataset& d = synthetic();
+  const auto model = trained_model();
   ASSERT_EQ(model->terms(), 30u);
   const FeatureMatrix x = with_missing(d.x, 1);
   std::vector<float> whole(x.rows), pieces(x.rows, model->terms_base());
@@ -185,4 +192,109 @@ TEST(ModelsNativeXgboost, RejectsWhatItCannotEvaluate) {
   EXPECT_FLOAT_EQ(out[1], 3.5f);
   EXPECT_FLOAT_EQ(out[2], 3.5f);  // missing: default right
   EXPECT_FLOAT_EQ(out[3], 3.5f);  // +inf is missing
+}
+
+namespace {
+
+// The compiled walk (add_trees) against the reference walk (add_trees_reference) of one
+// ensemble: bit for bit, over every tree and over tree ranges, on row counts that leave short
+// blocks and span several row groups.
+void expect_compiled_equals_reference(const models_detail::TreeEnsemble& e, const FeatureMatrix& x, const char* what) {
+  ASSERT_TRUE(e.compiled()) << what;
+  for (size_t n : {x.rows, size_t{1}, size_t{17}, size_t{515}}) {
+    n = std::min(n, x.rows);
+    std::vector<float> compiled(n, e.base_score()), reference(n, e.base_score());
+    e.add_trees(x.data.data(), n, x.cols, compiled.data(), 0, e.trees());
+    e.add_trees_reference(x.data.data(), n, x.cols, reference.data(), 0, e.trees());
+    EXPECT_EQ(0, std::memcmp(compiled.data(), reference.data(), n * sizeof(float))) << what << ", " << n << " rows";
+    // Ranges (the selector's cascade continues a partial sum).
+    const size_t mid = e.trees() / 3;
+    std::fill(compiled.begin(), compiled.end(), e.base_score());
+    e.add_trees(x.data.data(), n, x.cols, compiled.data(), 0, mid);
+    e.add_trees(x.data.data(), n, x.cols, compiled.data(), mid, e.trees());
+    EXPECT_EQ(0, std::memcmp(compiled.data(), reference.data(), n * sizeof(float))) << what << ", in two ranges";
+  }
+}
+
+// Values whose comparison the integer keys must get right: -0 against conditions of 0, and the
+// smallest denormals, in random numeric cells.
+FeatureMatrix with_signed_zeros(const FeatureMatrix& x, uint64_t seed) {
+  FeatureMatrix y = x;
+  std::mt19937_64 rng(seed);
+  const FeatureSchema& schema = FeatureSchema::get();
+  for (size_t r = 0; r < y.rows; ++r)
+    for (int j = 0; j < 6; ++j) {
+      const size_t c = rng() % y.cols;
+      if (schema[c].kind == FeatureKind::categorical) continue;
+      const float values[] = {-0.0f, 0.0f, std::numeric_limits<float>::denorm_min(), -std::numeric_limits<float>::denorm_min()};
+      y.data[r * y.cols + c] = values[rng() % 4];
+    }
+  return y;
+}
+
+models_detail::TreeEnsemble ensemble_of(const Model& model) {
+  const nlohmann::json p = model.parameters();
+  return models_detail::TreeEnsemble::from_xgboost(models_detail::base64_decode(p.at("booster").get<std::string>()));
+}
+
+}  // namespace
+
+TEST(ModelsNativeXgboost, CompiledWalkEqualsTheReferenceWalk) {
+  const Dataset& d = synthetic();
+  const auto e = ensemble_of(*trained_model());
+  expect_compiled_equals_reference(e, d.x, "trained");
+  expect_compiled_equals_reference(e, with_missing(d.x, 2), "trained, missing values");
+  expect_compiled_equals_reference(e, with_signed_zeros(d.x, 3), "trained, signed zeros");
+  if (!std::filesystem::exists(shipped_model())) GTEST_SKIP() << "no shipped model";
+  const auto shipped = ensemble_of(*Model::load(shipped_model()));
+  for (Layout layout : {Layout::tn, Layout::nt, Layout::nn, Layout::tt}) {
+    const FeatureMatrix x = catalogue_rows(layout, 211);
+    expect_compiled_equals_reference(shipped, x, "shipped");
+    expect_compiled_equals_reference(shipped, with_missing(x, 4), "shipped, missing values");
+    expect_compiled_equals_reference(shipped, with_signed_zeros(x, 5), "shipped, signed zeros");
+  }
+}
+
+namespace {
+
+// A JSON booster of one chain tree `depth` splits deep on feature 0: split i (x < i -> leaf
+// value i, else on to split i + 1), missing left at even splits, right at odd ones.
+std::string chain_booster(int depth) {
+  std::string left, right, feature, cond, dleft, type;
+  const int nodes = 2 * depth + 1;  // split i at 2i, its leaf at 2i + 1, the last leaf at 2 * depth
+  for (int n = 0; n < nodes; ++n) {
+    const bool split = n % 2 == 0 && n < 2 * depth;
+    const std::string sep = n ? ", " : "";
+    left += sep + (split ? std::to_string(n + 1) : "-1");
+    right += sep + (split ? std::to_string(n + 2) : "-1");
+    feature += sep + "0";
+    cond += sep + std::to_string(split ? n / 2 : n == 2 * depth ? 100 : n / 2) + ".0";
+    dleft += sep + (split && n % 4 == 0 ? "1" : "0");
+    type += sep + "0";
+  }
+  return R"({"learner": {"learner_model_param": {"base_score": "0", "num_feature": "1"},
+      "objective": {"name": "reg:squarederror"},
+      "gradient_booster": {"name": "gbtree", "model": {"gbtree_model_param": {"num_trees": "1"}, "tree_info": [0],
+        "trees": [{"left_children": [)" + left + R"(], "right_children": [)" + right + R"(], "split_indices": [)" +
+         feature + R"(], "split_conditions": [)" + cond + R"(], "default_left": [)" + dleft + R"(], "split_type": [)" +
+         type + R"(], "categories": [], "categories_nodes": [], "categories_segments": [], "categories_sizes": []}]}}}})";
+}
+
+}  // namespace
+
+TEST(ModelsNativeXgboost, DeepTreesFallBackToTheReferenceWalk) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int depth : {12, 13}) {
+    const auto e = models_detail::TreeEnsemble::from_xgboost(chain_booster(depth));
+    EXPECT_EQ(e.compiled(), depth <= models_detail::TreeEnsemble::kMaxCompiledDepth);
+    std::vector<float> rows{nan, -1.0f, -0.0f, 0.5f, 3.0f, 11.5f, 12.0f, 40.0f};
+    std::vector<float> out(rows.size(), 0.0f), reference(rows.size(), 0.0f);
+    e.add_trees(rows.data(), rows.size(), 1, out.data(), 0, 1);
+    e.add_trees_reference(rows.data(), rows.size(), 1, reference.data(), 0, 1);
+    EXPECT_EQ(out, reference) << depth;
+    EXPECT_EQ(out[0], 0.0f);  // missing: left at split 0
+    EXPECT_EQ(out[1], 0.0f);
+    EXPECT_EQ(out[2], 1.0f);  // -0 < 0 is false: right at split 0, left at split 1 (leaf value 1)
+    EXPECT_EQ(out[7], 100.0f);  // right at every split
+  }
 }

@@ -1,0 +1,154 @@
+// The selector's start-up caches (selector/setup_cache.hpp, models/model_cache.cpp) and the
+// compiled tree walk, end to end: rankings are the same with and without the caches, on all
+// four layouts; a corrupt or stale prior entry is rebuilt; and the shipped model ranks exactly
+// as it did before (tests/selector/data/default_rankings.json, written by main at fab54aa with
+// the reference tree walk and no cache: kernel, knobs and the float score bit for bit).
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "cks/selector.hpp"
+#include "common/cache_file.hpp"
+#include "common/json_limits.hpp"
+#include "common/test_util.hpp"
+#include "models/synthetic.hpp"
+
+using namespace cks;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string& xgboost_file() { return test::small_xgboost_file(); }
+
+std::vector<Problem> sample_problems() {
+  std::vector<Problem> out;
+  for (Layout l : kLayouts)
+    for (const auto& [m, n, k] : {std::array<long, 3>{4096, 4096, 4096}, {64, 8192, 1024}, {12288, 96, 40}, {1000, 1000, 10000}})
+      out.push_back({m, n, k, l});
+  return out;
+}
+
+using Picks = std::vector<std::tuple<uint32_t, std::string, double>>;
+std::vector<Picks> rankings(const Selector& s) {
+  std::vector<Picks> out;
+  for (const Problem& p : sample_problems()) {
+    Picks picks;
+    for (const Selection& sel : s.select_uncached(p, 16)) picks.emplace_back(sel.kernel, sel.knobs_text, sel.score);
+    out.push_back(std::move(picks));
+  }
+  return out;
+}
+
+std::vector<std::string> prior_entries(const std::string& dir) { return test::files_with_prefix(dir, "prior-"); }
+
+// The rankings of the saved model with the caches off.
+std::vector<Picks> uncached_rankings() {
+  test::ScopedEnv off("CKS_CACHE_DIR", "off");
+  return rankings(Selector(xgboost_file()));
+}
+
+ino_t inode(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? st.st_ino : 0;
+}
+
+}  // namespace
+
+TEST(SelectorSetupCache, RankingsAreTheSameWithAndWithoutTheCache) {
+  test::ScratchDir dir;
+  const std::vector<Picks> uncached = uncached_rankings();
+  test::ScopedEnv env("CKS_CACHE_DIR", dir.path());
+  EXPECT_EQ(rankings(Selector(xgboost_file())), uncached);  // misses: computed and written
+  const auto written = prior_entries(dir.path());
+  ASSERT_EQ(written.size(), kLayouts.size());
+  std::vector<ino_t> inodes;
+  for (const auto& p : written) inodes.push_back(inode(p));
+  EXPECT_EQ(rankings(Selector(xgboost_file())), uncached);  // hits: read back, not rewritten
+  EXPECT_EQ(prior_entries(dir.path()), written);
+  for (size_t i = 0; i < written.size(); ++i) EXPECT_EQ(inode(written[i]), inodes[i]) << written[i];
+  // Other prior options are other entries.
+  SelectorOptions o;
+  o.prior_terms = 20;
+  Selector(xgboost_file(), o).prepare(Layout::tn);
+  EXPECT_EQ(prior_entries(dir.path()).size(), kLayouts.size() + 1);
+}
+
+TEST(SelectorSetupCache, CorruptOrStaleEntriesAreRebuilt) {
+  test::ScratchDir dir;
+  const std::vector<Picks> uncached = uncached_rankings();
+  test::ScopedEnv env("CKS_CACHE_DIR", dir.path());
+  Selector(xgboost_file()).prepare(Layout::tn);
+  const auto written = prior_entries(dir.path());
+  ASSERT_EQ(written.size(), 1u);
+  const std::string good = test::slurp(written[0]);
+  uint64_t key;
+  std::memcpy(&key, good.data() + 32, 8);
+  // The payload ends with the sample's raw scores: a last score that this build does not
+  // reproduce stands for a changed phi or tree evaluation under an unchanged key.
+  std::string stale = good.substr(56);
+  stale[stale.size() - 1] ^= 0x01;
+  std::string flipped = good;
+  flipped[good.size() / 3] ^= 0x10;
+  for (int what = 0; what < 4; ++what) {
+    if (what == 0) ASSERT_TRUE(write_cache_entry(written[0], "prior", key, stale));
+    if (what == 1) std::ofstream(written[0], std::ios::binary | std::ios::trunc) << flipped;
+    if (what == 2) std::ofstream(written[0], std::ios::binary | std::ios::trunc) << good.substr(0, good.size() / 2);
+    if (what == 3) std::ofstream(written[0], std::ios::binary | std::ios::trunc) << "";
+    std::vector<Picks> got;
+    ASSERT_NO_THROW(got = rankings(Selector(xgboost_file()))) << what;
+    EXPECT_EQ(got, uncached) << what;
+    EXPECT_EQ(test::slurp(written[0]), good) << what << ": rebuilt";
+  }
+}
+
+TEST(SelectorSetupCache, ModelsWithoutAFileAreNotCached) {
+  test::ScratchDir dir;
+  test::ScopedEnv env("CKS_CACHE_DIR", dir.path());
+  std::shared_ptr<const Model> model = Model::deserialize(test::slurp(xgboost_file()));
+  ASSERT_NE(model->info().source_hash, 0u);
+  std::shared_ptr<Model> trained = Model::deserialize(test::slurp(xgboost_file()));
+  trained->info().source_hash = 0;  // as a model trained in this process
+  Selector(trained).prepare(Layout::nt);
+  EXPECT_TRUE(prior_entries(dir.path()).empty());
+  Selector(model).prepare(Layout::nt);
+  EXPECT_EQ(prior_entries(dir.path()).size(), 1u);
+}
+
+// The shipped model's rankings before this change (reference walk, no cache), bit for bit, with
+// a cold cache and a warm one.
+TEST(SelectorSetupCache, ShippedModelRanksAsBefore) {
+  const std::string model = std::string(CKS_SOURCE_DIR) + "/models/default.json";
+  if (!fs::exists(model)) GTEST_SKIP() << "no shipped model";
+  const nlohmann::json golden = nlohmann::json::parse(test::slurp(std::string(CKS_SOURCE_DIR) + "/tests/selector/data/default_rankings.json"));
+  if (fs::file_size(model) != golden.at("model_bytes").get<uint64_t>()) GTEST_SKIP() << "the shipped model changed";
+  test::ScratchDir dir;
+  test::ScopedEnv env("CKS_CACHE_DIR", dir.path());
+  for (const char* pass : {"cold cache", "warm cache"}) {
+    const Selector s(model);
+    size_t layouts_seen = 0;
+    Layout last = Layout::tn;
+    for (const auto& g : golden.at("problems")) {
+      const Problem p{g.at("m").get<long>(), g.at("n").get<long>(), g.at("k").get<long>(),
+                      parse_layout(g.at("layout").get<std::string>())};
+      if (layouts_seen == 0 || p.layout != last) ++layouts_seen, last = p.layout;
+      const Ranking r = s.select(p, 16);
+      const auto& want = g.at("ranking");
+      ASSERT_EQ(r.size(), want.size());
+      for (size_t i = 0; i < r.size(); ++i) {
+        const std::string what = std::string(pass) + ", " + g.at("layout").get<std::string>() + " " +
+                                 std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) +
+                                 ", rank " + std::to_string(i + 1);
+        EXPECT_EQ(r[i].kernel_id, want[i][0].get<std::string>()) << what;
+        EXPECT_EQ(r[i].knobs_text, want[i][1].get<std::string>()) << what;
+        const float expected = static_cast<float>(std::strtod(want[i][2].get<std::string>().c_str(), nullptr));
+        const float got = static_cast<float>(r[i].score);
+        EXPECT_EQ(0, std::memcmp(&got, &expected, sizeof got)) << what << ": " << got << " vs " << expected;
+      }
+    }
+    EXPECT_EQ(layouts_seen, kLayouts.size());
+  }
+}
