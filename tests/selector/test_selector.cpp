@@ -153,14 +153,20 @@ TEST(SelectorModel, KnowsTheLayoutsItWasTrainedOn) {
   EXPECT_FALSE(Selector::static_score(default_hw()).training_groups(Layout::tn).has_value());
 }
 
-TEST(SelectorModel, CascadeReturnsTheFullModelsScores) {
-  const auto model = xgboost_model();
+// A small cascade for the test model: prefilter 600, 10 trees for all, the other trees for 50.
+SelectorOptions small_cascade() {
   SelectorOptions o;
   o.prefilter = 600;
   o.cascade_terms = 10;
   o.cascade_keep = 50;
   o.prior_terms = 10;
   o.evidence_groups = 0;
+  return o;
+}
+
+TEST(SelectorModel, CascadeReturnsTheFullModelsScores) {
+  const auto model = xgboost_model();
+  SelectorOptions o = small_cascade();
   const Selector sel(model, o);
   EXPECT_EQ(sel.mode(), "prefilter 600, cascade 10 trees -> 50");
   EXPECT_EQ(sel.prefiltered(kProblem, 8).size(), 600u);
@@ -184,13 +190,7 @@ TEST(SelectorModel, TheRankingsHeadIsTheSameForEveryDepth) {
   // changes the first picks (a wider cascade alone let a candidate the default one cuts become the
   // first, so a bundle ran another kernel than cks select printed).
   const auto model = xgboost_model();
-  SelectorOptions o;
-  o.prefilter = 600;
-  o.cascade_terms = 10;
-  o.cascade_keep = 50;
-  o.prior_terms = 10;
-  o.evidence_groups = 0;
-  const Selector sel(model, o);
+  const Selector sel(model, small_cascade());
   for (const Problem& p : {kProblem, Problem{4096, 4096, 4096, Layout::tn}, Problem{128, 1024, 512, Layout::tn}}) {
     const Ranking shallow = sel.select_uncached(p, 50);
     for (size_t depth : {size_t{1}, size_t{8}, size_t{51}, size_t{256}, size_t{900}}) {

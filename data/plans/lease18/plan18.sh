@@ -37,27 +37,7 @@ $CKS plan picks --registry "$REG" --groups "$OUT/llm_groups.jsonl" --set llm --m
   --priority 3 --out "$OUT/llm_picks.jsonl"
 # An llm shape that is also a training group of the other parts joins that group (same key and
 # seed; plan merge --union refuses one key in two sets): its picks are measured as training rows.
-python3 - "$OUT/llm_picks.jsonl" "$OUT/fill18.jsonl" "$OUT/llm_train.jsonl" <<'PY'
-import json, sys
-train = set()
-for part in sys.argv[2:]:
-    with open(part) as f:
-        next(f)
-        for line in f:
-            train.add(json.loads(line)["group"]["key"])
-with open(sys.argv[1]) as f:
-    lines = f.readlines()
-moved = 0
-with open(sys.argv[1], "w") as f:
-    f.write(lines[0])
-    for line in lines[1:]:
-        g = json.loads(line)
-        if g["group"]["key"] in train:
-            g["group"]["set"] = "train"
-            moved += 1
-        f.write(json.dumps(g, separators=(",", ":")) + "\n")
-print(f"plan18.sh: {moved} llm groups joined the training group of the same shape", file=sys.stderr)
-PY
+python3 scripts/corpus/join_train_groups.py "$OUT/llm_picks.jsonl" "$OUT/fill18.jsonl" "$OUT/llm_train.jsonl"
 $CKS plan merge --union --name lease18 --out "$OUT/lease18.jsonl" "$OUT/sbs8.jsonl" "$OUT/sbs8_base.jsonl" \
   "$OUT/sbs8_r7.jsonl" "$OUT/family_sbs7.jsonl" "$OUT/family_sbs7_base.jsonl" "$OUT/family_sbs7_r7.jsonl" \
   "$OUT/llm_train.jsonl" "$OUT/fill18.jsonl" "$OUT/llm_picks.jsonl"

@@ -29,26 +29,7 @@ CKS=$CKS MODEL=$MODEL REG=$REG SEED=5 PICK_TN=100 PICK_GRAD=200 MAX_KERNELS=250 
 xz -dc "$OUT/llm_train.jsonl.xz" > "$OUT/llm_train.jsonl"
 # An llm shape that is also a training group joins that group (plan merge --union refuses one key in
 # two sets): its picks are measured as training rows.
-python3 - "$OUT/llm_picks.jsonl" "$OUT/llm_train.jsonl" <<'PY'
-import json, sys
-train = set()
-with open(sys.argv[2]) as f:
-    next(f)
-    for line in f:
-        train.add(json.loads(line)["group"]["key"])
-with open(sys.argv[1]) as f:
-    lines = f.readlines()
-moved = 0
-with open(sys.argv[1], "w") as f:
-    f.write(lines[0])
-    for line in lines[1:]:
-        g = json.loads(line)
-        if g["group"]["key"] in train:
-            g["group"]["set"] = "train"
-            moved += 1
-        f.write(json.dumps(g, separators=(",", ":")) + "\n")
-print(f"plan19.sh: {moved} llm groups joined the training group of the same shape", file=sys.stderr)
-PY
+python3 scripts/corpus/join_train_groups.py "$OUT/llm_picks.jsonl" "$OUT/llm_train.jsonl"
 $CKS plan active --registry "$REG" --model "$MODEL" --set train --pick 300 --seed 6 --picks 2 --explore 1 --explore-depth 64 \
   --max-kernels 300 --priority 3 --out "$OUT/active6.jsonl"
 $CKS plan merge --union --name lease19 --out "$OUT/lease19.jsonl" "$OUT/llm_picks.jsonl" "$OUT/sbs9.jsonl" \
