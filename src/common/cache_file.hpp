@@ -70,6 +70,7 @@ class BinaryReader {
   explicit BinaryReader(std::string_view data) : data_(data) {}
   void bytes(void* p, size_t n) {
     if (n > data_.size() - pos_) throw CacheCorrupt("cache entry: truncated payload");
+    if (n == 0) return;  // an empty vector's data() may be null: memcpy's arguments must not be (UBSan)
     std::memcpy(p, data_.data() + pos_, n);
     pos_ += n;
   }
