@@ -82,7 +82,7 @@ log "done: build/bin/cks"
 # too, until its build and run have been timed on an idle 2-core machine against CI's limit):
 # build-asan/ with the core tests' binary (cks_core_tests, the files of the core suites only) and
 # the two executables it runs; ctest's `sanitize` test runs its core suites (skipped without it).
-# About 2,000 CPU-seconds from scratch (some 17 minutes on 2 idle cores), seconds with a warm ccache.
+# From scratch without ccache: 932 s on 2 cores (session 15); its run did not finish in 900 s.
 if [ "${CKS_SANITIZE_BUILD:-0}" = 1 ]; then
   log "configuring and building the sanitizer build build-asan/ (jobs=$JOBS)"
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O0 -g1" \
