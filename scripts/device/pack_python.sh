@@ -18,8 +18,10 @@ PY=${PY:-python3.12} KCACHE=${KCACHE:-.kcache} BUILD=${BUILD:-build}
 OUTDIR=.carry/py
 "$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2> /dev/null ||
   { echo "pack_python.sh: PY=$PY is not a Python 3.12 (the device's torch interpreter is 3.12)" >&2; exit 2; }
-[ -x "$BUILD/bin/cks" ] && [ -d "$BUILD/python/cks" ] ||
-  { echo "pack_python.sh: no $BUILD/bin/cks or $BUILD/python/cks (build first: they make the bundle)" >&2; exit 2; }
+if ls "$KCACHE"/cks_*.so > /dev/null 2>&1; then
+  [ -x "$BUILD/bin/cks" ] && [ -d "$BUILD/python/cks" ] ||
+    { echo "pack_python.sh: no $BUILD/bin/cks or $BUILD/python/cks (build first: they make the bundle)" >&2; exit 2; }
+fi
 rm -rf "$OUTDIR" && mkdir -p "$OUTDIR"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -32,8 +34,15 @@ CMAKE_BUILD_PARALLEL_LEVEL=${JOBS:-2} "$PY" -m pip wheel -q --no-deps -w "$OUTDI
 if [ -f .carry/cutlass.tar.xz ]; then cp .carry/cutlass.tar.xz "$OUTDIR/"
 else tar -cJf "$OUTDIR/cutlass.tar.xz" -C third_party cutlass/include cutlass/tools cutlass/.version; fi
 
-# 3. The bundle: the model's top-1 of each problem the kernels can run (the C API's own check, through
+# 3. The bundle (none when the home compile cache is empty, e.g. on a fresh clone: python_check.sh
+# then compiles every pick in the background): the model's top-1 of each problem the kernels can run (the C API's own check, through
 # the build's package), where the home cache has it.
+if ! ls "$KCACHE"/cks_*.so > /dev/null 2>&1; then
+  echo "pack_python.sh: no libraries in $KCACHE: no bundle (the device compiles every pick)" >&2
+  du -sh "$OUTDIR"/*
+  echo "carry: [\".carry/py\"]  (and move data/shards aside: the call carries at most 64 MiB)"
+  exit 0
+fi
 python3 scripts/device/python_check.py --problems > "$TMP/problems.csv"
 PYTHONPATH="$BUILD/python" python3 - "$TMP/problems.csv" > "$TMP/bundle.csv" <<'EOF'
 import csv, sys

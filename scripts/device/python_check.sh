@@ -39,8 +39,13 @@ export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
 
 # 2. The runtime's settings: select mode, the carried bundle, a fresh compile cache and tuning file.
 if [ ! -d third_party/cutlass/include ]; then mkdir -p third_party && tar -xJf "$CARRY/cutlass.tar.xz" -C third_party; fi
-rm -rf /tmp/cks-bundle && mkdir -p /tmp/cks-bundle && tar -xJf "$CARRY/bundle.tar.xz" -C /tmp/cks-bundle
-export CKS_CUTLASS_DIR="$ROOT/third_party/cutlass" CKS_MODE=select CKS_BUNDLE=/tmp/cks-bundle/bundle CKS_COMPILE=1
+export CKS_CUTLASS_DIR="$ROOT/third_party/cutlass" CKS_MODE=select CKS_COMPILE=1
+rm -rf /tmp/cks-bundle
+if [ -f "$CARRY/bundle.tar.xz" ]; then
+  mkdir -p /tmp/cks-bundle && tar -xJf "$CARRY/bundle.tar.xz" -C /tmp/cks-bundle && export CKS_BUNDLE=/tmp/cks-bundle/bundle
+else  # packed without a home compile cache: every pick is compiled in the background
+  unset CKS_BUNDLE
+fi
 export CKS_KERNEL_CACHE=/tmp/cks-kernels CKS_TUNING_FILE=/tmp/cks-tuning.csv
 unset CKS_MODEL CKS_DATA_DIR  # the wheel's own model and data
 {
@@ -48,7 +53,7 @@ unset CKS_MODEL CKS_DATA_DIR  # the wheel's own model and data
   nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
   nvcc --version | tail -1
   python3 -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, torch.version.cuda)'
-  echo "cores=$(nproc) bundle libraries=$(ls "$CKS_BUNDLE"/kernels/*.so 2> /dev/null | wc -l)"
+  echo "cores=$(nproc) bundle libraries=$(ls "${CKS_BUNDLE:-/nonexistent}"/kernels/*.so 2> /dev/null | wc -l)"
   ls -la "$SITE/cks" "$SITE/cks/lib"
   ldd "$SITE"/cks/_runtime.*.so | grep -E "cks|cublas|cudart|not found"
 } > "$OUTDIR/machine.txt" 2>&1
