@@ -8,7 +8,9 @@
 #   scripts/device/lease.sh start PLAN[,PLAN2,...] TIME_BUDGET_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU]
 #       several plans run one after the other into the same registry and kernel cache, the
 #       budget shared (each gets what the ones before left); their groups may be of any set
-#   scripts/device/lease.sh wait SECONDS      # returns early once collect has ended
+#   scripts/device/lease.sh wait SECONDS      # returns early once collect has ended; exits 3 at once
+#       on a machine where no collect was started (the lease's machine was released between commands)
+#   RESUME=REGISTRY scripts/device/lease.sh start ...   resumes from a shipped registry (carry it)
 #   scripts/device/lease.sh leaders LAYOUT PLAN TIME_BUDGET_S WAIT_S [GPUS] [JOBS] [MEM_GB] [KPT]
 #       after collect has ended, on the still-warm machine (kernel cache intact): the knob variants
 #       around the leaders of LAYOUT's groups of set $SET (default eval) in this lease's registry
@@ -75,6 +77,13 @@ ship() {  # $1: registry file to ship
 case "${1:-}" in
   start)
     PLAN=$2 BUDGET=$3 GPUS=${4:-0} JOBS=${5:-0} MEM=${6:-0} KPT=${7:-8}
+    # RESUME=<registry> (e.g. a shipped checkpoint, carried): collect resumes from it (the plan's
+    # candidates with a final row are skipped), on a fresh machine after a lost one.
+    if [ -n "${RESUME:-}" ]; then
+      [ -f "$RESUME" ] || { echo "lease.sh start: RESUME=$RESUME does not exist" >&2; exit 2; }
+      [ -f out/registry.db ] && { echo "lease.sh start: out/registry.db exists; not overwritten by RESUME" >&2; exit 2; }
+      cp "$RESUME" out/registry.db
+    fi
     {
       date -u +%FT%TZ
       nvidia-smi --query-gpu=index,name,uuid,driver_version,memory.total,clocks.sm,clocks.max.sm,temperature.gpu,power.draw --format=csv
@@ -104,6 +113,13 @@ case "${1:-}" in
     echo "collect started in the background (pid $!)"
     ;;
   wait)
+    # A machine released between two commands (idle for more than its 30 s) comes back bare: say
+    # so at once instead of sleeping out the command (lease 19 lost 560 s of device time that way).
+    if [ ! -f out/machine.txt ]; then
+      echo "lease.sh wait: no collect was started on this machine (a fresh one: the lease's machine was released);" \
+           "resume from the last shipped registry: RESUME=<registry.db> lease.sh start ..." >&2
+      exit 3
+    fi
     END=$(( $(date +%s) + ${2:-60} ))
     while [ "$(date +%s)" -lt "$END" ] && [ ! -f out/collect.rc ]; do sleep 5; done
     if [ -f out/collect.rc ]; then
