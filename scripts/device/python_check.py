@@ -5,7 +5,8 @@ Per case (a PyTorch product: shapes, which operands are transposed views or stri
   * correctness: the max relative error (max |C - R| / max |R|) of cks.torch.mm and of torch.matmul
     against an FP32 reference R = a.float() @ b.float();
   * what the runtime dispatched to (cks.torch.query: bundle, compiled, cublas; kernel, reason);
-  * time per call with CUDA events: cks select mode and torch.matmul interleaved, --reps rounds of
+  * time per call with CUDA events: cks.torch.mm (its eager fast path), torch.ops.cks.mm (the op's dispatch)
+    and torch.matmul interleaved, --reps rounds of
     back-to-back calls of at least ~200 us each; medians, TFLOP/s, ratio to torch.matmul.
 Then the op itself: torch.library.opcheck (schema, fake tensor, autograd registration, AOT dispatch),
 torch.compile of a function calling it, and its backward against torch's.
@@ -211,7 +212,9 @@ def measure(torch: Any, cks: Any, ct: Any, c: Case, x: Any, y: Any, first_ms: fl
     info = ct.query(x, y)
     err = max_rel_err(torch, ct.mm(x, y), ref)
     err_torch = max_rel_err(torch, torch.matmul(x, y), ref)
-    us = time_interleaved(torch, {"cks": lambda: ct.mm(x, y), "torch": lambda: torch.matmul(x, y)}, reps)
+    # cks.torch.mm (eager fast path), the same product through the custom op's dispatch, and torch.
+    us = time_interleaved(torch, {"cks": lambda: ct.mm(x, y), "cks_op": lambda: torch.ops.cks.mm(x, y),
+                                  "torch": lambda: torch.matmul(x, y)}, reps)
     flop = 2.0 * c.m * c.n * c.k
     m, n, k, layout = ct.problem(x, y)
     try:
@@ -224,7 +227,7 @@ def measure(torch: Any, cks: Any, ct: Any, c: Case, x: Any, y: Any, first_ms: fl
         "knobs": info["knobs"], "rank": info["rank"], "model_top1": pick, "reason": info["reason"],
         "first_call_ms": None if first_ms is None else round(first_ms, 3),
         "max_rel_err_cks": err, "max_rel_err_torch": err_torch,
-        "us_cks": round(us["cks"], 3), "us_torch": round(us["torch"], 3),
+        "us_cks": round(us["cks"], 3), "us_cks_op": round(us["cks_op"], 3), "us_torch": round(us["torch"], 3),
         "tflops_cks": round(flop / us["cks"] / 1e6, 1), "tflops_torch": round(flop / us["torch"] / 1e6, 1),
         "torch_over_cks": round(us["torch"] / us["cks"], 4),
     }
