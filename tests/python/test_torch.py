@@ -100,3 +100,15 @@ def test_import_cks_does_not_import_torch() -> None:
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert run.stdout.split() == ["False", "True"]
+
+
+def test_the_eager_fast_path_is_taken_only_without_dispatcher_work() -> None:
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    # CPU and meta tensors, fake tensors and tensors that need autograd go through the op.
+    assert not ct._eager_fast_path(bf16(16, 8), bf16(8, 4))
+    assert not ct._eager_fast_path(bf16(16, 8, device="meta"), bf16(8, 4, device="meta"))
+    with FakeTensorMode():
+        a = torch.empty(16, 8, dtype=torch.bfloat16, device="cuda")
+        b = torch.empty(8, 4, dtype=torch.bfloat16, device="cuda")
+        assert not ct._eager_fast_path(a, b)
