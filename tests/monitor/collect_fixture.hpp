@@ -90,21 +90,21 @@ inline CollectOptions fake_options(const std::string& plan, const std::string& r
   return o;
 }
 
-struct Row {
+struct CollectedRow {  // not "Row": features_test_util.hpp has a cks::test::Row (an ODR violation ASan caught)
   std::string run, group, kernel, knobs, status, error, worker;
   int attempt = 0;
   double mean_us = 0, max_rel_err = 0;
 };
 
 // Every measurement row, in insertion order (read through a separate connection).
-inline std::vector<Row> read_rows(const std::string& db_path) {
+inline std::vector<CollectedRow> read_rows(const std::string& db_path) {
   Registry reg(db_path);
   sqlite3_stmt* s = nullptr;
   const char* sql =
       "SELECT run_uuid, group_key, kernel_id, knobs, status, error, worker, attempt, mean_us, max_rel_err "
       "FROM measurements ORDER BY rowid";
   if (sqlite3_prepare_v2(reg.handle(), sql, -1, &s, nullptr) != SQLITE_OK) throw std::runtime_error("prepare failed");
-  std::vector<Row> out;
+  std::vector<CollectedRow> out;
   const auto text = [&](int i) { return std::string(reinterpret_cast<const char*>(sqlite3_column_text(s, i))); };
   while (sqlite3_step(s) == SQLITE_ROW)
     out.push_back({text(0), text(1), text(2), text(3), text(4), text(5), text(6), sqlite3_column_int(s, 7),
@@ -128,8 +128,8 @@ inline std::string query_text(const std::string& db_path, const std::string& sql
 
 // Rows of each candidate (group, kernel, knobs), in insertion order; cuBLAS rows excluded.
 using CandidateKey = std::tuple<std::string, std::string, std::string>;
-inline std::map<CandidateKey, std::vector<Row>> rows_by_candidate(const std::vector<Row>& rows) {
-  std::map<CandidateKey, std::vector<Row>> out;
+inline std::map<CandidateKey, std::vector<CollectedRow>> rows_by_candidate(const std::vector<CollectedRow>& rows) {
+  std::map<CandidateKey, std::vector<CollectedRow>> out;
   for (const auto& r : rows)
     if (r.kernel != "cublas") out[{r.group, r.kernel, r.knobs}].push_back(r);
   return out;

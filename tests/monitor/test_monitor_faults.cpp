@@ -56,7 +56,7 @@ TEST(MonitorFaults, EveryFaultAttributedToItsCandidateAndTheQueueFinishes) {
   for (const auto& [key, list] : by_candidate) {
     const auto& [group, kernel, knobs] = key;
     ASSERT_EQ(list.size(), 1u) << kernel << " in " << group;
-    const Row& r = list.front();
+    const CollectedRow& r = list.front();
     const auto fault = expected_fault.find(kernel);
     if (fault == expected_fault.end()) {
       EXPECT_EQ(r.status, "ok") << kernel << ": " << r.error;
@@ -129,7 +129,7 @@ TEST(MonitorFaults, CrashOnceIsRetriedAndRepeatedCrashesQuarantineTheKernel) {
                                 CandidateKey{key1, fake_kernel(2), kDefaultKnobs}}) {
     const auto& list = by_candidate.at(c);
     for (size_t i = 0; i + 1 < list.size(); ++i) EXPECT_EQ(list[i].status, "crash");
-    const Row& last = list.back();
+    const CollectedRow& last = list.back();
     if (last.status == "crash") {
       EXPECT_EQ(last.attempt, 2);
       ++final_crashes;
@@ -218,7 +218,7 @@ TEST(MonitorFaults, TwoWorkersCrashingOnOneKernelEndEachCandidateOnce) {
       EXPECT_EQ(list[i].status, "crash") << knobs;
       EXPECT_EQ(list[i].attempt, static_cast<int>(i + 1)) << knobs;
     }
-    const Row& last = list.back();
+    const CollectedRow& last = list.back();
     EXPECT_TRUE((last.status == "crash" && last.attempt == 2) || last.status == "quarantined")
         << knobs << ": " << last.status << " attempt " << last.attempt;
   }
