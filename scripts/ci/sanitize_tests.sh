@@ -13,8 +13,10 @@ if [ ! -x "$BIN" ]; then
 fi
 # The core: every suite of the library and the CLI's error contract, but not the slow
 # end-to-end collections and trainings (they run in the main build). cks_core_tests holds the
-# files of these suites only (CKS_CORE_TEST_FILES in CMakeLists.txt).
-FILTER=${CKS_SANITIZE_FILTER:-"Table.*:Hash.*:Format.*:OneLine.*:Hw*:Catalogue*:ProblemCheck.*:Features*:Shapes*:Sampling*:Codegen*:ModelsLabels.*:ModelsPairs.*:ModelsEncoding.*:ModelsNativeXgboost.*:ModelsFile.*:ModelFileLimits.*:ModelsRidge.*:Selector*:CApiProblems.*:EvalMetrics.*:NvmmhBridge.*:MonitorPlan.*:PlanLeaders.*:PlanRemeasure.*:Registry*:WorkerProtocol.*:CliNumericOptions.*:CliErrorLine.*-CatalogueCutlassCheck.*:SamplingPerf.*"}
+# files of these suites only (CKS_CORE_TEST_FILES in CMakeLists.txt). Left out as well: four tests
+# that rank the shipped model over whole catalogues, 45-103 s each at -O0 under ASan (session 16,
+# idle 2 cores); the rest of their suites, which load the same model, stay.
+FILTER=${CKS_SANITIZE_FILTER:-"Table.*:Hash.*:Format.*:OneLine.*:Hw*:Catalogue*:ProblemCheck.*:Features*:Shapes*:Sampling*:Codegen*:ModelsLabels.*:ModelsPairs.*:ModelsEncoding.*:ModelsNativeXgboost.*:ModelsFile.*:ModelFileLimits.*:ModelsRidge.*:Selector*:CApiProblems.*:EvalMetrics.*:NvmmhBridge.*:MonitorPlan.*:PlanLeaders.*:PlanRemeasure.*:Registry*:WorkerProtocol.*:CliNumericOptions.*:CliErrorLine.*-CatalogueCutlassCheck.*:SamplingPerf.*:SelectorSetupCache.ShippedModelRanksAsBefore:SelectorSetupCache.RankingsAreTheSameWithAndWithoutTheCache:CApiProblems.SameMessageAsTheCli:ModelsNativeXgboost.CompiledWalkEqualsTheReferenceWalk"}
 export ASAN_OPTIONS="detect_leaks=1:abort_on_error=1:halt_on_error=1:strict_string_checks=1:detect_stack_use_after_return=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1${UBSAN_OPTIONS:+:$UBSAN_OPTIONS}"
 # Every pattern of the filter must name tests of the binary: a suite moved to a file that
