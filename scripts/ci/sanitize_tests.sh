@@ -2,12 +2,18 @@
 # The core tests under AddressSanitizer + UndefinedBehaviorSanitizer (docs/reliability.md): runs
 # the sanitizer build's cks_core_tests (build-asan/, made by scripts/setup.sh unless
 # CKS_SANITIZE_BUILD=0) on the core suites. The main build's ctest test `sanitize` calls it;
-# exit 77 (ctest: skipped) when the sanitizer build is absent.
+# exit 77 (ctest: skipped) when the sanitizer build is absent, 1 in CI (CI=true).
 set -euo pipefail
 ASAN_DIR=${1:-"$(dirname "$0")/../../build-asan"}
 BIN="$ASAN_DIR/bin/cks_core_tests"
 [ -x "$BIN" ] || BIN="$ASAN_DIR/bin/cks_tests"  # a sanitizer tree built by hand with every test
 if [ ! -x "$BIN" ]; then
+  # In CI (.ci/run exports CI=true) setup.sh has built it unless told not to: its absence there
+  # is a failure, so a passing CI proves the sanitizer suites ran.
+  if [ "${CI:-}" = true ] && [ "${CKS_SANITIZE_BUILD:-1}" = 1 ]; then
+    echo "sanitize: no sanitizer build at $ASAN_DIR in CI (scripts/setup.sh should have built it)"
+    exit 1
+  fi
   echo "sanitize: no sanitizer build at $ASAN_DIR (bash scripts/setup.sh builds it); skipped"
   exit 77
 fi
