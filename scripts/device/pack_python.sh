@@ -10,6 +10,7 @@
 #                                          (--cached-only: nothing is compiled here; 12 MB, 1 MB in xz)
 #
 #   PY=/path/to/python3.12 scripts/device/pack_python.sh      (KCACHE=.kcache BUILD=build by default)
+# A change to python/cks/*.py only: scripts/device/repack_wheel.sh refreshes the wheel in seconds.
 # Then on the device (carry [".carry/py"]; move data/shards aside, the call carries at most 64 MiB):
 #   bash scripts/device/python_check.sh
 set -euo pipefail
