@@ -7,7 +7,8 @@
    (raster, swizzle, decomposition, split) against another kernel; the most frequent knob changes.
 2. Paired raster order in a registry (any set): for every (group, kernel, swizzle, decomposition,
    split) measured with both r=m and r=n within TOL MHz, where one of the two is within 5 % of the
-   group's best, the throughput ratio n/m by problem size (2MNK >= 1e11 "big") and aspect.
+   group's best, the throughput ratio n/m by problem size (2MNK >= 1e11 "big") and aspect; and how
+   often simple raster rules choose the faster of a big pair (and what a wrong choice costs).
 
     scripts/analysis/knob_share.py REGISTRY PER_GROUP.csv[.xz] METHOD [--pairs-set SET] [--layout tn] [--tol 30]
 """
@@ -59,12 +60,22 @@ for setn in a.pairs_set:
         kv = knobs(kn)
         d[(key, kid, kv.get('s'), kv.get('d'), kv.get('k'))][kv.get('r')] = (tf, mhz)
         shape[key], best[key] = (M, N, K), max(best[key], tf)
-    bins = defaultdict(list)
-    for (key, *_), v in d.items():
+    kt = {k: (tm, tn) for k, tm, tn in pdb.execute('select kernel_id, tm, tn from kernels')}
+    bins, rules = defaultdict(list), defaultdict(lambda: [0, 0, 0.0])
+    for (key, kid, *_), v in d.items():
         if 'm' in v and 'n' in v and abs(v['m'][1] - v['n'][1]) <= a.tol and max(v['m'][0], v['n'][0]) >= 0.95 * best[key]:
             M, N, K = shape[key]
             aspect = 'N >= 4M' if N >= 4 * M else 'N <= M/4' if 4 * N <= M else 'N ~ M'
-            bins[('big' if 2 * M * N * K >= 1e11 else 'small', aspect)].append(math.log(v['n'][0] / v['m'][0]))
+            y = math.log(v['n'][0] / v['m'][0])
+            bins[('big' if 2 * M * N * K >= 1e11 else 'small', aspect)].append(y)
+            if 2 * M * N * K >= 1e11 and abs(y) >= 0.01 and kid in kt:
+                tiles_m, tiles_n = math.ceil(M / kt[kid][0]), math.ceil(N / kt[kid][1])
+                for rule, pick_n in (('r=m iff tiles_n > tiles_m', tiles_n <= tiles_m),
+                                     ('r=m iff N > M', N <= M), ('always r=m', False)):
+                    r = rules[rule]
+                    r[0] += pick_n == (y > 0)
+                    r[1] += 1
+                    r[2] += 0 if pick_n == (y > 0) else abs(y)
     print(f'\nraster pairs among the leaders, set {setn}, layout {a.layout}:')
     print('| size | aspect | pairs | r=n faster by > 1 % | r=m faster by > 1 % | geomean n/m |')
     print('| --- | --- | --- | --- | --- | --- |')
@@ -72,3 +83,6 @@ for setn in a.pairs_set:
         x = bins[b]
         print(f'| {b[0]} | {b[1]} | {len(x)} | {100 * sum(y > 0.01 for y in x) / len(x):.0f} % | '
               f'{100 * sum(y < -0.01 for y in x) / len(x):.0f} % | {math.exp(st.mean(x)):.3f} |')
+    print(f'rules on the big pairs that differ by >= 1 % (set {setn}): right / pairs, mean loss per pair')
+    for rule, (right, n, loss) in rules.items():
+        print(f'  {rule}: {right}/{n} ({100 * right / n:.0f} %), {100 * loss / n:.2f} %')
