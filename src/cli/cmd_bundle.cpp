@@ -17,12 +17,12 @@ void register_bundle(CLI::App& app) {
       "bundle", "compile the selector's top-K picks of a list of problems into kernel libraries with an index (the "
                 "GEMM runtime's bundles)");
   struct Opts {
-    std::string shapes, set, out, model, format;
+    std::string shapes, set, out, model, format, variant_order = "model";
     std::vector<std::string> layouts;
     uint64_t seed = 0;
     int top = 4, variants = 0;
     double time_budget = 0;
-    bool cached_only = false, dry_run = false, exhaustive = false;
+    bool cached_only = false, dry_run = false, picks = false, exhaustive = false;
     CompileOptions compile;
     SelectorOptions selector;
   };
@@ -41,6 +41,10 @@ void register_bundle(CLI::App& app) {
   cmd->add_option("--variants", o->variants,
                   "per pick, up to this many other knob settings of its kernel, in the model's order (no extra compile)")
       ->transform(uint_in(0, 64))->capture_default_str();
+  cmd->add_option("--variant-order", o->variant_order,
+                  "which variants --variants takes first: model (the model's order) or raster (the pick's other "
+                  "raster at its decomposition and splits first, then the rest; each in the model's order)")
+      ->capture_default_str();
   cmd->add_option("--out", o->out, "bundle folder (new, empty, or an earlier bundle, which is replaced)");
   cmd->add_option("--model", o->model, "model file (default: the shipped models/default.json, or $CKS_MODEL)");
   cmd->add_option("--jobs,-j", o->compile.jobs, "parallel nvcc processes (0: from cores and memory)")
@@ -62,12 +66,22 @@ void register_bundle(CLI::App& app) {
                   "out of the bundle, marked, and the compile of the top-1 picks comes first")
       ->check(non_negative_real())->capture_default_str();
   cmd->add_flag("--dry-run", o->dry_run, "rank only: print the distinct kernels (and problems picking them), write nothing");
+  cmd->add_flag("--picks", o->picks,
+                "with --dry-run: print each problem's picks and variants (the index's, in its order) instead of the "
+                "distinct kernels");
   add_selector_options(cmd, o->selector, &o->exhaustive);
   add_format(cmd, o->format);
   cmd->callback([o] {
     const Format f = parse_format(o->format);
+    rt::VariantOrder variant_order;
+    try {
+      variant_order = rt::parse_variant_order(o->variant_order);
+    } catch (const Error& e) {
+      throw Error(std::string("--variant-order: ") + e.what());
+    }
     if (o->shapes.empty() == o->set.empty()) throw Error("give exactly one of --shapes FILE and --set NAME");
     if (!o->dry_run && o->out.empty()) throw Error("--out DIR is required (or --dry-run)");
+    if (o->picks && !o->dry_run) throw Error("--picks needs --dry-run (a bundle's picks are in DIR/index.json)");
     finish_selector_options(o->selector, o->exhaustive);
     const std::vector<Layout> layouts = parse_layouts(o->layouts);
     const HardwareDesc hw = default_hw();
@@ -85,12 +99,22 @@ void register_bundle(CLI::App& app) {
     spec.selector = o->selector;
     spec.top = o->top;
     spec.variants = o->variants;
+    spec.variant_order = variant_order;
     spec.compile = o->compile;
     spec.cached_only = o->cached_only;
     spec.time_budget_s = o->time_budget;
     spec.dry_run = o->dry_run;
     const rt::BundleResult r = rt::build_bundle(spec);
     if (!o->dry_run) return;
+    if (o->picks) {
+      Table t({"layout", "m", "n", "k", "rank", "variant", "kernel_id", "knobs", "score"});
+      for (const auto& p : r.index.problems)
+        for (const auto& s : p.picks)
+          t.add_row({std::string(to_string(p.layout)), p.m, p.n, p.k, int64_t{s.rank}, int64_t{s.variant}, s.kernel_id,
+                     s.knobs, s.score});
+      t.write(std::cout, f);
+      return;
+    }
     Table t({"kernel_id", "canonical", "problems", "best_rank"});
     for (const auto& k : r.kernels)
       t.add_row({k.desc.id(), k.desc.canonical(), static_cast<int64_t>(k.problems), int64_t{k.best_rank}});

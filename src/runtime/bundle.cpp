@@ -35,6 +35,14 @@ T field(const nlohmann::json& j, const char* name, const std::string& where) {
 
 }  // namespace
 
+const char* variant_order_name(VariantOrder o) { return o == VariantOrder::raster ? "raster" : "model"; }
+
+VariantOrder parse_variant_order(std::string_view name) {
+  if (name == "model") return VariantOrder::model;
+  if (name == "raster") return VariantOrder::raster;
+  throw Error("unknown variant order '" + std::string(name) + "' (expected model or raster)");
+}
+
 nlohmann::json BundleIndex::to_json() const {
   nlohmann::json j{{"schema", kBundleSchema},
                    {"schema_version", schema_version},
@@ -47,6 +55,7 @@ nlohmann::json BundleIndex::to_json() const {
                    {"selector_mode", selector_mode},
                    {"top", top},
                    {"variants", variants},
+                   {"variant_order", variant_order_name(variant_order)},
                    {"created", created}};
   nlohmann::json ks = nlohmann::json::object();
   for (const auto& [id, k] : kernels) {
@@ -104,6 +113,15 @@ BundleIndex BundleIndex::from_json(const nlohmann::json& j, const std::string& o
   b.selector_mode = j.value("selector_mode", "");
   b.top = field<int>(j, "top", origin);
   b.variants = j.value("variants", 0);
+  // Bundles before --variant-order have no field: their variants are in the model's order.
+  if (j.contains("variant_order")) {
+    const auto name = field<std::string>(j, "variant_order", origin);
+    try {
+      b.variant_order = parse_variant_order(name);
+    } catch (const Error& err) {
+      throw Error(origin + ": " + err.what());
+    }
+  }
   b.created = j.value("created", "");
   const auto& ks = j.contains("kernels") ? j.at("kernels") : nlohmann::json();
   if (!ks.is_object()) throw Error(origin + ": 'kernels' must be an object (kernel ID -> library)");

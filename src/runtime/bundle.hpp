@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -25,6 +26,17 @@ inline constexpr const char* kBundleSchema = "cks-bundle";
 inline constexpr int kBundleSchemaVersion = 1;
 inline constexpr const char* kBundleIndexFile = "index.json";
 inline constexpr const char* kBundleKernelDir = "kernels";
+
+// The order in which `cks bundle --variants V` takes each pick's knob variants (the other ranked
+// knob settings of the pick's kernel) up to V:
+//   model   the model's order;
+//   raster  first the variants whose raster differs from the pick's and whose decomposition and
+//           splits equal the pick's (the other raster, any swizzle), in the model's order; then the
+//           rest in the model's order.
+enum class VariantOrder { model, raster };
+const char* variant_order_name(VariantOrder o);
+// "model" or "raster"; throws Error "unknown variant order 'X' (expected model or raster)".
+VariantOrder parse_variant_order(std::string_view name);
 
 // One bundled kernel: where it is, or why it is not (a compile error: library empty).
 struct BundleKernel {
@@ -63,6 +75,7 @@ struct BundleIndex {
   std::string model_path, model_hash, model_description, selector_mode;
   int top = 0;                       // picks per problem (cks bundle --top)
   int variants = 0;                  // knob variants per pick (cks bundle --variants)
+  VariantOrder variant_order = VariantOrder::model;  // --variant-order ("variant_order"; absent: model)
   std::string created;               // UTC time, ISO 8601
   std::map<std::string, BundleKernel> kernels;  // by kernel ID
   std::vector<BundleProblem> problems;

@@ -85,6 +85,7 @@ BundleResult build_bundle(const BundleSpec& spec) {
   idx.model_hash = file_hash(model_path);
   idx.top = spec.top;
   idx.variants = spec.variants;
+  idx.variant_order = spec.variant_order;
   idx.created = utc_now();
 
   // 1. Rank every problem (once per distinct problem; layouts set up once each).
@@ -110,12 +111,20 @@ BundleResult build_bundle(const BundleSpec& spec) {
     const size_t top = std::min(ranking.size(), static_cast<size_t>(spec.top));
     for (size_t i = 0; i < top; ++i) take(ranking[i], static_cast<int>(i + 1), false);
     for (size_t i = 0; i < top && spec.variants > 0; ++i) {
-      int added = 0;
-      for (size_t j = top; j < ranking.size() && added < spec.variants; ++j) {
-        if (ranking[j].kernel != ranking[i].kernel) continue;
-        take(ranking[j], static_cast<int>(i + 1), true);
-        ++added;
-      }
+      // The pick's variants: the ranked knob settings of its kernel below the top picks, in the
+      // model's order; raster order moves the other raster at the pick's decomposition and splits
+      // to the front (stable: each part keeps the model's order).
+      const RuntimeKnobs& pick = ranking[i].knobs;
+      std::vector<size_t> vars;
+      for (size_t j = top; j < ranking.size(); ++j)
+        if (ranking[j].kernel == ranking[i].kernel) vars.push_back(j);
+      if (spec.variant_order == VariantOrder::raster)
+        std::stable_partition(vars.begin(), vars.end(), [&](size_t j) {
+          const RuntimeKnobs& v = ranking[j].knobs;
+          return v.raster != pick.raster && v.decomposition == pick.decomposition && v.splits == pick.splits;
+        });
+      const size_t n = std::min(vars.size(), static_cast<size_t>(spec.variants));
+      for (size_t v = 0; v < n; ++v) take(ranking[vars[v]], static_cast<int>(i + 1), true);
     }
     std::set<std::string> picked;
     for (const auto& s : bp.picks)
@@ -123,8 +132,11 @@ BundleResult build_bundle(const BundleSpec& spec) {
     idx.problems.push_back(std::move(bp));
   }
   idx.reindex();
-  std::fprintf(stderr, "cks bundle: %zu problem(s) ranked by %s [%s], %zu distinct kernel(s) (%.1f s)\n",
-               idx.problems.size(), idx.model_description.c_str(), idx.selector_mode.c_str(), res.kernels.size(),
+  std::fprintf(stderr,
+               "cks bundle: %zu problem(s) ranked by %s [%s], top %d + %d variant(s) per pick in %s order, %zu "
+               "distinct kernel(s) (%.1f s)\n",
+               idx.problems.size(), idx.model_description.c_str(), idx.selector_mode.c_str(), spec.top, spec.variants,
+               variant_order_name(spec.variant_order), res.kernels.size(),
                std::chrono::duration<double>(Clock::now() - t0).count());
   for (const auto& k : res.kernels) idx.kernels[k.desc.id()] = {k.desc.id(), k.desc.canonical(), "", -1, "not compiled"};
   if (spec.dry_run) return res;

@@ -20,6 +20,7 @@ struct BundleSpec {
   int top = 4;                     // picks per problem
   int variants = 0;                // per pick, up to this many other knob settings of its kernel
                                    // (the model's next-best ones within its top kVariantDepth)
+  VariantOrder variant_order = VariantOrder::model;  // which of them first (runtime/bundle.hpp)
   CompileOptions compile;          // the pool and cache (cks build's options)
   bool cached_only = false;        // compile nothing: bundle what the cache holds, mark the rest
   double time_budget_s = 0;        // > 0: stop compiling after this long (from the start); the

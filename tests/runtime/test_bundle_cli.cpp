@@ -1,6 +1,6 @@
 // `cks bundle` end to end: against the fake nvcc of compile_test_util.hpp (the index, the
 // libraries in DIR/kernels, the picks equal to `cks select`'s, a rebuild, the dry run, bad input),
-// and BundleNvcc.* with the real nvcc (ctest label `nvcc`: one kernel compiled into a library that
+// --variant-order's two orders on a real dry run (--picks), and BundleNvcc.* with the real nvcc (ctest label `nvcc`: one kernel compiled into a library that
 // loads and answers the kernel-library ABI; skipped without nvcc or the CUTLASS headers).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
@@ -14,6 +14,7 @@
 #include "cli/cli_run.hpp"
 #include "common/subprocess.hpp"
 #include "compile/compile_test_util.hpp"
+#include "cks/selector.hpp"
 #include "runtime/bundle.hpp"
 
 using namespace cks;
@@ -153,6 +154,127 @@ TEST(BundleCli, BadInputIsOneErrorLine) {
   EXPECT_TRUE(test::one_error_line(test::run_cli(concat({"bundle", "--shapes", dir.path() + "/ok.csv", "--out", dir.path() + "/busy"}, fa)),
                                    "is not empty and holds no bundle"));
   EXPECT_EQ(fake.n_calls(), 0);
+}
+
+namespace {
+
+struct PickRow {
+  int rank = 0;
+  bool variant = false;
+  std::string kernel_id, knobs;
+  bool operator==(const PickRow&) const = default;
+};
+void PrintTo(const PickRow& p, std::ostream* os) {
+  *os << "{" << p.rank << (p.variant ? " variant " : " ") << p.kernel_id << " " << p.knobs << "}";
+}
+
+std::vector<std::string> texts(const std::vector<RuntimeKnobs>& ks) {
+  std::vector<std::string> out;
+  for (const auto& k : ks) out.push_back(k.canonical());
+  return out;
+}
+
+// `cks bundle --dry-run --picks` of one problem: the index's picks, in its order.
+std::vector<PickRow> dry_picks(const std::string& shapes, const std::vector<std::string>& extra) {
+  const auto r = test::run_cli(concat({"bundle", "--shapes", shapes, "--dry-run", "--picks", "--format", "json"}, extra));
+  EXPECT_EQ(r.code(), 0) << r.err;
+  std::vector<PickRow> out;
+  if (r.code() != 0) return out;
+  for (const auto& row : nlohmann::json::parse(r.out))
+    out.push_back({row["rank"].get<int>(), row["variant"].get<int>() != 0, row["kernel_id"], row["knobs"]});
+  return out;
+}
+
+// The variants of rank `rank`'s pick, in the bundle's order.
+std::vector<RuntimeKnobs> variants_of(const std::vector<PickRow>& picks, int rank) {
+  std::vector<RuntimeKnobs> out;
+  for (const auto& p : picks)
+    if (p.variant && p.rank == rank) out.push_back(RuntimeKnobs::from_canonical(p.knobs));
+  return out;
+}
+
+}  // namespace
+
+// --variant-order on a real dry run (the model's ranking, nothing compiled): model keeps the
+// model's order (the first V ranked knob settings of the pick's kernel below the top picks, as
+// before the option); raster takes the other raster at the pick's decomposition and splits first.
+TEST(BundleCli, VariantOrderRasterTakesTheOtherRasterFirst) {
+  if (!fs::is_regular_file(Selector::default_model_path()))
+    GTEST_SKIP() << "no model (" << Selector::default_model_path() << "; set CKS_MODEL)";
+  compile_test::ScratchDir dir;
+  const std::string shapes = dir.path() + "/s.csv";
+  std::ofstream(shapes) << "m,n,k,layout\n4096,4096,4096,tn\n";
+  const int top = 4, v = 2;
+  const std::vector<std::string> tv = {"--top", std::to_string(top), "--variants", std::to_string(v)};
+  const auto implicit = dry_picks(shapes, tv);
+  const auto model = dry_picks(shapes, concat(tv, {"--variant-order", "model"}));
+  const auto raster = dry_picks(shapes, concat(tv, {"--variant-order", "raster"}));
+  ASSERT_FALSE(model.empty());
+  EXPECT_EQ(implicit, model) << "model is the default";
+
+  // The model's 256-deep ranking (kVariantDepth: the depth cks bundle ranks at with --variants).
+  const auto ranked = select_top("4096", "4096", "4096", "tn", 256);
+  ASSERT_GT(ranked.size(), static_cast<size_t>(top));
+  for (const auto* picks : {&model, &raster}) {
+    ASSERT_GE(picks->size(), static_cast<size_t>(top));
+    for (int i = 0; i < top; ++i) {
+      EXPECT_EQ((*picks)[static_cast<size_t>(i)], (PickRow{i + 1, false, ranked[static_cast<size_t>(i)].first, ranked[static_cast<size_t>(i)].second}));
+    }
+  }
+  bool differ = false;
+  for (int i = 0; i < top; ++i) {
+    const auto& [kid, knobs_text] = ranked[static_cast<size_t>(i)];
+    const RuntimeKnobs pick = RuntimeKnobs::from_canonical(knobs_text);
+    // The pick's variants in the model's order, and its "other raster, same d and k" ones.
+    std::vector<RuntimeKnobs> all, other;
+    for (size_t j = static_cast<size_t>(top); j < ranked.size(); ++j) {
+      if (ranked[j].first != kid) continue;
+      const RuntimeKnobs k = RuntimeKnobs::from_canonical(ranked[j].second);
+      all.push_back(k);
+      if (k.raster != pick.raster && k.decomposition == pick.decomposition && k.splits == pick.splits) other.push_back(k);
+    }
+    const size_t n = std::min(all.size(), static_cast<size_t>(v));
+    const auto mv = variants_of(model, i + 1), rv = variants_of(raster, i + 1);
+    EXPECT_EQ(texts(mv), texts(std::vector<RuntimeKnobs>(all.begin(), all.begin() + static_cast<long>(n))))
+        << "model order, rank " << i + 1;
+    ASSERT_EQ(rv.size(), n);
+    // Raster: the other-raster variants lead (as many as there are, in the model's order), the
+    // rest of the model's order fills up to V; each one is one of the pick's ranked variants.
+    const size_t lead = std::min(other.size(), n);
+    for (size_t t = 0; t < lead; ++t) {
+      EXPECT_EQ(rv[t].canonical(), other[t].canonical()) << "rank " << i + 1 << " variant " << t;
+      EXPECT_NE(rv[t].raster, pick.raster);
+      EXPECT_EQ(rv[t].decomposition, pick.decomposition);
+      EXPECT_EQ(rv[t].splits, pick.splits);
+    }
+    for (size_t t = lead; t < n; ++t) {
+      EXPECT_NE(std::find(all.begin(), all.end(), rv[t]), all.end()) << rv[t].canonical();
+      EXPECT_EQ(std::find(rv.begin(), rv.begin() + static_cast<long>(lead), rv[t]), rv.begin() + static_cast<long>(lead))
+          << "no variant twice";
+    }
+    differ = differ || mv != rv;
+  }
+  // On this problem (the top-1 is r=m,s=2 and its model order takes r=m,s=1 second) the orders differ.
+  EXPECT_TRUE(differ) << "the two orders agree on every pick of tn 4096^3: the test no longer tells them apart";
+
+  // The summary line and the index carry the order (a real build, fake nvcc).
+  compile_test::FakeNvcc fake;
+  const std::string out = dir.path() + "/bundle";
+  const auto r = test::run_cli(concat(concat({"bundle", "--shapes", shapes, "--variant-order", "raster", "--out", out}, tv), fake_args(fake)));
+  ASSERT_EQ(r.code(), 0) << r.err;
+  EXPECT_NE(r.err.find("top 4 + 2 variant(s) per pick in raster order"), std::string::npos) << r.err;
+  const BundleIndex b = BundleIndex::load(out);
+  EXPECT_EQ(b.variant_order, VariantOrder::raster);
+  EXPECT_EQ(b.variants, v);
+  ASSERT_EQ(b.problems.size(), 1u);
+  std::vector<PickRow> built;
+  for (const auto& p : b.problems[0].picks) built.push_back({p.rank, p.variant, p.kernel_id, p.knobs});
+  EXPECT_EQ(built, raster) << "the bundle holds the dry run's picks";
+
+  // A bad order is one clear error line, before anything is ranked or written; --picks needs --dry-run.
+  const auto bad = test::run_cli({"bundle", "--shapes", shapes, "--variants", "2", "--variant-order", "Raster", "--dry-run"});
+  EXPECT_TRUE(test::one_error_line(bad, "--variant-order: unknown variant order 'Raster' (expected model or raster)")) << bad.err;
+  EXPECT_TRUE(test::one_error_line(test::run_cli({"bundle", "--shapes", shapes, "--picks", "--out", out}), "--picks needs --dry-run"));
 }
 
 TEST(BundleNvcc, CompilesOneKernelIntoALoadableLibrary) {

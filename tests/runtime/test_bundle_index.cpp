@@ -71,6 +71,16 @@ TEST(BundleIndex, JsonRoundTrip) {
   EXPECT_EQ(back.model_hash, b.model_hash);
   EXPECT_EQ(back.top, 2);
   EXPECT_EQ(back.variants, 1);
+  EXPECT_EQ(j["variant_order"], "model");
+  EXPECT_EQ(back.variant_order, VariantOrder::model);
+  // The raster order round-trips; an index from before --variant-order (no field) reads as model.
+  BundleIndex r = b;
+  r.variant_order = VariantOrder::raster;
+  EXPECT_EQ(r.to_json()["variant_order"], "raster");
+  EXPECT_EQ(BundleIndex::from_json(r.to_json(), "index.json").variant_order, VariantOrder::raster);
+  nlohmann::json old = r.to_json();
+  old.erase("variant_order");
+  EXPECT_EQ(BundleIndex::from_json(old, "index.json").variant_order, VariantOrder::model);
   ASSERT_NE(back.find(Layout::tn, 16, 4096, 4096), nullptr);
   EXPECT_EQ(back.find(Layout::tn, 16, 4096, 4096)->picks.size(), 1u);
   EXPECT_EQ(back.find(Layout::nt, 16, 4096, 4096), nullptr);
@@ -104,6 +114,9 @@ TEST(BundleIndex, DamagedOrForeignIndexesAreClearErrors) {
   EXPECT_EQ(err([](auto& j) { j["schema_version"] = 2; }),
             "b/index.json: bundle schema version 2, this cks reads version 1 (rebuild it with this cks bundle)");
   EXPECT_EQ(err([](auto& j) { j["top"] = "four"; }), "b/index.json: 'top' has the wrong type");
+  EXPECT_EQ(err([](auto& j) { j["variant_order"] = "zigzag"; }),
+            "b/index.json: unknown variant order 'zigzag' (expected model or raster)");
+  EXPECT_EQ(err([](auto& j) { j["variant_order"] = 1; }), "b/index.json: 'variant_order' has the wrong type");
   const std::string id = KernelDesc::from_canonical(kA).id();
   EXPECT_EQ(err([&](auto& j) { j["kernels"][id]["library"] = "../../etc/x.so"; }),
             "b/index.json: kernel " + id + ": library path '../../etc/x.so' leaves the bundle folder");
