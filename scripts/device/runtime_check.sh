@@ -5,7 +5,10 @@
 #      earlier leases that hold the bundle's kernels);
 #   2. `cks bundle` of the check's problems (.carry/rt/shapes.csv less the ones the kernels cannot
 #      run: decode M = 1): the model's top $TOP picks, compiled where the carried cache lacks them
-#      with the machine's cores for at most $COMPILE_S seconds (top-1 picks first);
+#      with the machine's cores for at most $COMPILE_S seconds (top-1 picks first), and per pick up
+#      to $VARIANTS knob variants of its kernel (no compile; autotune times them too), taken in
+#      $VARIANT_ORDER order (`cks bundle --variant-order`: model, or raster = the pick's other
+#      raster at its decomposition and splits first);
 #   3. cks_runtime_bench over every problem in ONE process: per problem the first call of each mode
 #      (select: a bundle hit; autotune: the tuning), correctness of select / autotune / cublas
 #      against an FP32 cuBLAS reference (max relative error), time per call of the three modes
@@ -17,12 +20,14 @@
 # problem), runtime_bench.json (summary), reuse.json, bundle.log, bench.log, machine.txt,
 # tuning.csv.xz, index.json.xz.
 #
-#   bash scripts/device/runtime_check.sh    # TOP=4 JOBS=14 KPT=4 COMPILE_S=200 BUDGET_S=470 by default
+#   bash scripts/device/runtime_check.sh    # TOP=4 VARIANTS=0 VARIANT_ORDER=model JOBS=14 KPT=4
+#                                           # COMPILE_S=200 BUDGET_S=470 by default
 # (14 nvcc jobs of 8-kernel TUs: ~0.9 GB per kernel measured, under the machine's 128 GB).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 START=$(date +%s)
 BUDGET_S=${BUDGET_S:-470} TOP=${TOP:-4} JOBS=${JOBS:-14} KPT=${KPT:-4} COMPILE_S=${COMPILE_S:-200}
+VARIANTS=${VARIANTS:-0} VARIANT_ORDER=${VARIANT_ORDER:-model}
 OUTDIR=${OUT:-out/runtime_check}
 CARRY=.carry/rt
 W=out/rt
@@ -53,10 +58,11 @@ cat "$OUTDIR/machine.txt" >&2
 
 # 2. The bundle: only the problems the kernels can run (the others go to cuBLASLt in every mode).
 python3 scripts/device/bundle_shapes.py "$CARRY/shapes.csv" "$W/bundle_shapes.csv"
-say "cks bundle: $(($(wc -l < "$W/bundle_shapes.csv") - 1)) problems, top $TOP, $JOBS nvcc jobs, at most ${COMPILE_S}s"
+say "cks bundle: $(($(wc -l < "$W/bundle_shapes.csv") - 1)) problems, top $TOP, $VARIANTS variant(s) per pick ($VARIANT_ORDER order), $JOBS nvcc jobs, at most ${COMPILE_S}s"
 # The compile gets at most COMPILE_S seconds (top-1 picks first); what is not compiled by then is
 # left out of the bundle (the query then says why), so the measurement always runs.
-"$W/bin/cks" bundle --shapes "$W/bundle_shapes.csv" --top "$TOP" --out "$W/bundle" --cache build/kernel-cache \
+"$W/bin/cks" bundle --shapes "$W/bundle_shapes.csv" --top "$TOP" --variants "$VARIANTS" --variant-order "$VARIANT_ORDER" \
+  --out "$W/bundle" --cache build/kernel-cache \
   --jobs "$JOBS" --kernels-per-tu "$KPT" --mem-per-kernel-gb 0.9 --mem-limit-gb 110 --time-budget "$COMPILE_S" \
   > /dev/null 2> "$OUTDIR/bundle.log" || { tail -5 "$OUTDIR/bundle.log"; exit 1; }
 grep -E "ranked|in the cache|budget|wrote|warning" "$OUTDIR/bundle.log" | tail -6 >&2
