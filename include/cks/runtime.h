@@ -71,6 +71,8 @@ typedef struct cks_runtime_options {
   int32_t strict;              /* 1: in select and autotune modes a call the CUTLASS kernels cannot run (see
                                   above) fails with that reason instead of running on cuBLASLt;
                                   -1: $CKS_STRICT, else 0 */
+  int32_t autotune_lt_algos;   /* cuBLASLt algorithms autotune times: the heuristic's first N (1 to 8);
+                                  -1: 1 (the top-1 only) */
 } cks_runtime_options;
 
 /* What a problem dispatched to (cks_runtime_query). Strings are NUL-terminated. */

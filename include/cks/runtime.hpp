@@ -42,6 +42,7 @@ class RuntimeOptions {
   RuntimeOptions& compile_jobs(int v) { o_.compile_jobs = v; return *this; }
   RuntimeOptions& autotune_top(int v) { o_.autotune_top = v; return *this; }
   RuntimeOptions& autotune_rounds(int v) { o_.autotune_rounds = v; return *this; }
+  RuntimeOptions& autotune_lt_algos(int v) { o_.autotune_lt_algos = v; return *this; }
   RuntimeOptions& select_depth(int v) { o_.select_depth = v; return *this; }
   RuntimeOptions& verbose(bool v) { o_.verbose = v ? 1 : 0; return *this; }
   RuntimeOptions& strict(bool v) { o_.strict = v ? 1 : 0; return *this; }

@@ -17,6 +17,7 @@ class Runtime:
         select_depth: int | None = None,
         verbose: bool | None = None,
         strict: bool | None = None,
+        autotune_lt_algos: int | None = None,
     ) -> None: ...
     def gemm(
         self, m: int, n: int, k: int, layout: str, a: int, b: int, d: int,

@@ -55,7 +55,7 @@ def runtime() -> _runtime.Runtime:
 def configure(**options: Any) -> _runtime.Runtime:
     """Replaces the runtime: mode ("select", "autotune", "cublas"), bundle_dir, model_path,
     tuning_file, kernel_cache, compile_on_miss, compile_jobs, autotune_top, autotune_rounds,
-    select_depth, verbose, strict (docs/library.md, "The GEMM runtime"); None keeps the default."""
+    autotune_lt_algos, select_depth, verbose, strict (docs/library.md, "The GEMM runtime"); None keeps the default."""
     global _runtime_handle
     made = _runtime.Runtime(**options)
     with _lock:

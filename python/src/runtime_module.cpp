@@ -47,7 +47,7 @@ NB_MODULE(_runtime, m) {
       .def("__init__",
            [](cks::Runtime* self, const Text& mode, const Text& bundle_dir, const Text& model_path, const Text& tuning_file,
               const Text& kernel_cache, Flag compile_on_miss, Count compile_jobs, Count autotune_top, Count autotune_rounds,
-              Count select_depth, Flag verbose, Flag strict) {
+              Count select_depth, Flag verbose, Flag strict, Count autotune_lt_algos) {
              cks::RuntimeOptions o;
              if (mode) o.mode(*mode);
              if (bundle_dir) o.bundle_dir(*bundle_dir);
@@ -61,13 +61,15 @@ NB_MODULE(_runtime, m) {
              if (select_depth) o.select_depth(*select_depth);
              if (verbose) o.verbose(*verbose);
              if (strict) o.strict(*strict);
+             if (autotune_lt_algos) o.autotune_lt_algos(*autotune_lt_algos);
              nb::gil_scoped_release unlocked;  // reads the bundle index and (autotune) the tuning file
              new (self) cks::Runtime(std::move(o));
            },
            nb::kw_only(), "mode"_a = nb::none(), "bundle_dir"_a = nb::none(), "model_path"_a = nb::none(),
            "tuning_file"_a = nb::none(), "kernel_cache"_a = nb::none(), "compile_on_miss"_a = nb::none(),
            "compile_jobs"_a = nb::none(), "autotune_top"_a = nb::none(), "autotune_rounds"_a = nb::none(),
-           "select_depth"_a = nb::none(), "verbose"_a = nb::none(), "strict"_a = nb::none())
+           "select_depth"_a = nb::none(), "verbose"_a = nb::none(), "strict"_a = nb::none(),
+           "autotune_lt_algos"_a = nb::none())
       // D (m x n, column-major) = alpha * A * B + beta * D in the layout's majors; a, b, d device
       // addresses, stream a cudaStream_t as an int (0: the legacy default stream).
       .def(

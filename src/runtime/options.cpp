@@ -12,12 +12,12 @@ namespace {
 
 constexpr int kMaxCount = 1024;  // autotune candidates and rounds, select depth, compile jobs
 
-// A count option: -1 (or any negative) takes `def`; otherwise in [lo, kMaxCount].
-int count_option(int32_t v, int def, int lo, const char* name) {
+// A count option: -1 (or any negative) takes `def`; otherwise in [lo, hi].
+int count_option(int32_t v, int def, int lo, const char* name, int hi = kMaxCount) {
   if (v < 0) return def;
-  if (v < lo || v > kMaxCount)
+  if (v < lo || v > hi)
     throw Error(std::string("runtime option ") + name + " must be in [" + std::to_string(lo) + ", " +
-                std::to_string(kMaxCount) + "] or -1 for the default (got " + std::to_string(v) + ")");
+                std::to_string(hi) + "] or -1 for the default (got " + std::to_string(v) + ")");
   return v;
 }
 
@@ -75,7 +75,7 @@ void init_options(cks_runtime_options* o) {
   *o = cks_runtime_options{};
   o->struct_size = sizeof(cks_runtime_options);
   o->compile_on_miss = o->compile_jobs = o->autotune_top = o->autotune_rounds = o->select_depth = o->verbose = -1;
-  o->strict = -1;
+  o->strict = o->autotune_lt_algos = -1;
 }
 
 RuntimeConfig resolve_config(const cks_runtime_options* o, const EnvLookup& env) {
@@ -113,6 +113,7 @@ RuntimeConfig resolve_config(const cks_runtime_options* o, const EnvLookup& env)
   c.compile_jobs = count_option(o->compile_jobs, 1, 1, "compile_jobs");
   c.autotune_top = count_option(o->autotune_top, 4, 0, "autotune_top");
   c.autotune_rounds = count_option(o->autotune_rounds, 5, 1, "autotune_rounds");
+  c.autotune_lt_algos = count_option(o->autotune_lt_algos, 1, 1, "autotune_lt_algos", kMaxLtAlgos);
   c.select_depth = count_option(o->select_depth, 1, 1, "select_depth");
   return c;
 }

@@ -13,6 +13,8 @@
 
 namespace cks::rt {
 
+inline constexpr int kMaxLtAlgos = 8;  // autotune_lt_algos, at most
+
 enum class Mode { select = 0, autotune = 1, cublas = 2 };
 inline constexpr int kModes = 3;
 std::string_view to_string(Mode m);
@@ -29,6 +31,7 @@ struct RuntimeConfig {
   int compile_jobs = 1;
   int autotune_top = 4;
   int autotune_rounds = 5;
+  int autotune_lt_algos = 1;  // cuBLASLt heuristic algorithms autotune times (1: the top-1 only)
   int select_depth = 1;
   bool verbose = false;
   bool strict = false;  // calls the kernels cannot run are errors (select, autotune), not cuBLASLt calls

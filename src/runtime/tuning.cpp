@@ -19,7 +19,7 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr size_t kMaxTuningBytes = size_t{64} << 20;
-constexpr size_t kFields = 11;
+constexpr size_t kFields = 11;  // 12 with the optional lt_algo
 
 int64_t parse_dim(const std::string& s, const char* name, const std::string& where) {
   size_t used = 0;
@@ -63,10 +63,12 @@ void write_all(int fd, const std::string& data, const std::string& path) {
 }  // namespace
 
 std::string format_record(const TuningRecord& r) {
-  return csv_escape(r.gpu) + "," + csv_escape(r.cks_version) + "," + csv_escape(r.model_hash) + "," +
+  std::string line = csv_escape(r.gpu) + "," + csv_escape(r.cks_version) + "," + csv_escape(r.model_hash) + "," +
          std::string(to_string(r.layout)) + "," + std::to_string(r.m) + "," + std::to_string(r.n) + "," +
          std::to_string(r.k) + "," + csv_escape(r.winner) + "," + csv_escape(r.knobs) + "," + format_double(r.us) +
          "," + format_double(r.cublas_us);
+  if (r.lt_algo != 0) line += ',' + std::to_string(r.lt_algo);  // the optional 12th field
+  return line;
 }
 
 std::vector<TuningRecord> parse_tuning(std::string_view text, const std::string& origin) {
@@ -82,9 +84,9 @@ std::vector<TuningRecord> parse_tuning(std::string_view text, const std::string&
     if (line.find_first_not_of(" \t") == std::string_view::npos || line.front() == '#' || line == kTuningHeader) continue;
     const std::string where = origin + ":" + std::to_string(lineno);
     const auto f = csv_fields(line);
-    if (f.size() != kFields)
+    if (f.size() != kFields && f.size() != kFields + 1)
       throw Error(where + ": " + std::to_string(f.size()) + " fields, expected " + std::to_string(kFields) + " (" +
-                  kTuningHeader + ")");
+                  kTuningHeader + ") or " + std::to_string(kFields + 1) + " (with lt_algo)");
     TuningRecord r;
     r.gpu = f[0];
     r.cks_version = f[1];
@@ -114,6 +116,15 @@ std::vector<TuningRecord> parse_tuning(std::string_view text, const std::string&
     }
     r.us = parse_us(f[9], "us", where);
     r.cublas_us = parse_us(f[10], "cublas_us", where);
+    if (f.size() > kFields) {
+      const std::string& a = f[kFields];
+      if (a.empty() || a.size() > 1 || a[0] < '0' || a[0] > '0' + kMaxTuningLtAlgo)
+        throw Error(where + ": lt_algo must be an integer in [0, " + std::to_string(kMaxTuningLtAlgo) + "] (got '" +
+                    one_line(a, 40) + "')");
+      r.lt_algo = a[0] - '0';
+      if (r.lt_algo != 0 && r.winner != kCublasWinner)
+        throw Error(where + ": lt_algo " + a + " is a cuBLASLt algorithm, the winner is " + one_line(r.winner, 60));
+    }
     if (r.gpu.empty()) throw Error(where + ": empty gpu name");
     out.push_back(std::move(r));
   }

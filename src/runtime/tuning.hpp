@@ -5,7 +5,12 @@
 //   gpu,cks_version,model_hash,layout,m,n,k,winner,knobs,us,cublas_us
 //   NVIDIA H200,0.1.0,5c0d2f0e8a9b1c3d,tn,4096,4096,4096,kadf55d1e9f98f3e8,"r=m,s=2,d=h,k=1",118.2,124.9
 //   NVIDIA H200,0.1.0,5c0d2f0e8a9b1c3d,tn,16,4096,4096,cublas,,9.1,9.1
+//   NVIDIA H200,0.1.0,5c0d2f0e8a9b1c3d,nn,1008,1008,1008,cublas,,52.3,63.9,2
 //
+// An optional 12th field, lt_algo, is the index of the cuBLASLt heuristic's algorithm that won
+// (autotune_lt_algos > 1): written only when it is not 0, so a record of the top-1 or a kernel is
+// the 11-field line it always was, and a line without it reads as 0. cublas_us stays the top-1's
+// time (the reference).
 // The header line may repeat (several processes appending); '#' lines are comments. A record is
 // reused only when its GPU name, cks version and model hash equal the runtime's (the validators);
 // the last record of a problem wins.
@@ -24,6 +29,7 @@ namespace cks::rt {
 
 inline constexpr const char* kTuningHeader = "gpu,cks_version,model_hash,layout,m,n,k,winner,knobs,us,cublas_us";
 inline constexpr const char* kCublasWinner = "cublas";
+inline constexpr int kMaxTuningLtAlgo = 7;  // lt_algo, at most (autotune_lt_algos <= 8)
 
 struct TuningRecord {
   std::string gpu, cks_version, model_hash;
@@ -32,15 +38,17 @@ struct TuningRecord {
   std::string winner;  // a kernel ID or "cublas"
   std::string knobs;   // the winner's RuntimeKnobs::canonical(); "" for cublas
   double us = 0;       // the winner's time per call
-  double cublas_us = 0;
+  double cublas_us = 0;  // cuBLASLt's heuristic top-1's time per call (the reference)
+  int lt_algo = 0;       // winner cublas: the heuristic's algorithm index that won (0: the top-1)
   bool operator==(const TuningRecord&) const = default;
 };
 
 // One CSV line (no newline).
 std::string format_record(const TuningRecord& r);
 // Every record of a file's text. Throws Error "<origin>:<line>: ..." on a malformed line: wrong
-// field count, a bad layout or dimension, a winner that is neither "cublas" nor a kernel ID,
-// unparsable knobs, a time that is not a positive finite number.
+// field count (11, or 12 with lt_algo), a bad layout or dimension, a winner that is neither
+// "cublas" nor a kernel ID, unparsable knobs, a time that is not a positive finite number, an
+// lt_algo that is not an integer in [0, 7] or is not 0 with a kernel winner.
 std::vector<TuningRecord> parse_tuning(std::string_view text, const std::string& origin);
 
 // The records of `path` that match the validators, by problem (the last one wins); a missing file

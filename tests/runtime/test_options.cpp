@@ -47,6 +47,7 @@ TEST(RuntimeOptions, DefaultsComeFromTheCacheHome) {
   EXPECT_EQ(c.compile_jobs, 1);
   EXPECT_EQ(c.autotune_top, 4);
   EXPECT_EQ(c.autotune_rounds, 5);
+  EXPECT_EQ(c.autotune_lt_algos, 1);
   EXPECT_EQ(c.select_depth, 1);
   EXPECT_FALSE(c.verbose);
   EXPECT_FALSE(c.strict);
@@ -84,6 +85,7 @@ TEST(RuntimeOptions, EnvironmentOverDefaultsOptionsOverEnvironment) {
   o.strict = 0;
   o.autotune_top = 8;
   o.autotune_rounds = 3;
+  o.autotune_lt_algos = 4;
   o.select_depth = 2;
   o.compile_jobs = 4;
   c = resolve_config(&o, env);
@@ -95,6 +97,7 @@ TEST(RuntimeOptions, EnvironmentOverDefaultsOptionsOverEnvironment) {
   EXPECT_FALSE(c.strict);
   EXPECT_EQ(c.autotune_top, 8);
   EXPECT_EQ(c.autotune_rounds, 3);
+  EXPECT_EQ(c.autotune_lt_algos, 4);
   EXPECT_EQ(c.select_depth, 2);
   EXPECT_EQ(c.compile_jobs, 4);
   // Both files given: no cache home needed.
@@ -115,6 +118,19 @@ TEST(RuntimeOptions, BadValuesAreOneClearLine) {
   o.autotune_rounds = 0;
   EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }),
             "runtime option autotune_rounds must be in [1, 1024] or -1 for the default (got 0)");
+  // autotune_lt_algos: the cuBLASLt heuristic's first 1 to 8 algorithms; -1 (init) is 1.
+  EXPECT_EQ(defaults().autotune_lt_algos, -1);
+  for (int v : {1, 8}) {
+    o = defaults();
+    o.autotune_lt_algos = v;
+    EXPECT_EQ(resolve_config(&o, env_of({{"HOME", "/h"}})).autotune_lt_algos, v);
+  }
+  for (int v : {0, 9, 1024}) {
+    o = defaults();
+    o.autotune_lt_algos = v;
+    EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }),
+              "runtime option autotune_lt_algos must be in [1, 8] or -1 for the default (got " + std::to_string(v) + ")");
+  }
   o = defaults();
   o.compile_on_miss = 2;
   EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }),

@@ -3,6 +3,7 @@
 // keep whole lines, and a damaged file is one clear error naming the line.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -56,10 +57,71 @@ TEST(TuningFile, RecordsRoundTripWithQuotedKnobs) {
   EXPECT_EQ(recs[1], b);
 }
 
+// lt_algo (autotune_lt_algos > 1): an optional 12th field, written only when not 0, so records of
+// the top-1 and of kernels keep the 11 fields older files have; a line without it reads as 0.
+TEST(TuningFile, LtAlgoIsAnOptionalTwelfthField) {
+  TuningRecord algo = rec(1008, kCublasWinner);
+  algo.n = algo.k = 1008;
+  algo.us = 52.25;
+  algo.cublas_us = 63.5;
+  algo.lt_algo = 2;
+  EXPECT_EQ(format_record(algo), "NVIDIA H200,0.1.0,5c0d2f0e8a9b1c3d,tn,1008,1008,1008,cublas,,52.25,63.5,2");
+  const std::string top1 = format_record(rec(16, kCublasWinner));
+  EXPECT_EQ(std::count(top1.begin(), top1.end(), ','), 10) << top1;
+  // An older file (11 fields, one header) with a new record appended reads whole; explicit 0s too.
+  const std::string old_line = "NVIDIA H200,0.1.0,5c0d2f0e8a9b1c3d,tn,16,4096,4096,cublas,,118.25,124.5";
+  const std::string text = std::string(kTuningHeader) + "\n" + old_line + "\n" + format_record(algo) + "\n" +
+                           format_record(rec(4096)) + ",0\n" + old_line + ",0\n";
+  const auto recs = parse_tuning(text, "t.csv");
+  ASSERT_EQ(recs.size(), 4u);
+  EXPECT_EQ(recs[0], rec(16, kCublasWinner));
+  EXPECT_EQ(recs[0].lt_algo, 0);
+  EXPECT_EQ(recs[1], algo);
+  EXPECT_EQ(recs[2], rec(4096));
+  EXPECT_EQ(recs[3], recs[0]);
+  for (int a = 0; a <= kMaxTuningLtAlgo; ++a) {
+    algo.lt_algo = a;
+    const auto one = parse_tuning(format_record(algo) + "\n", "t.csv");
+    ASSERT_EQ(one.size(), 1u);
+    EXPECT_EQ(one[0], algo);
+  }
+}
+
+TEST(TuningFile, LtAlgoPersistsAndTheLastRecordWins) {
+  compile_test::ScratchDir dir;
+  const std::string path = dir.path() + "/tuning.csv";
+  TuningRecord algo = rec(64, kCublasWinner);
+  algo.lt_algo = 3;
+  {
+    TuningTable t(path, "NVIDIA H200", "0.1.0", "5c0d2f0e8a9b1c3d");
+    t.add(rec(32, kCublasWinner));
+    t.add(algo);
+    EXPECT_EQ(t.find(Layout::tn, 64, 4096, 4096)->lt_algo, 3);
+  }
+  EXPECT_EQ(test::slurp(path).rfind(std::string(kTuningHeader) + "\n", 0), 0u) << "the header is unchanged";
+  TuningTable again(path, "NVIDIA H200", "0.1.0", "5c0d2f0e8a9b1c3d");
+  again.load();
+  ASSERT_NE(again.find(Layout::tn, 64, 4096, 4096), nullptr);
+  EXPECT_EQ(*again.find(Layout::tn, 64, 4096, 4096), algo);
+  EXPECT_EQ(again.find(Layout::tn, 32, 4096, 4096)->lt_algo, 0);
+  again.add(rec(64, kCublasWinner));  // tuned again with the top-1 winning
+  TuningTable last(path, "NVIDIA H200", "0.1.0", "5c0d2f0e8a9b1c3d");
+  last.load();
+  EXPECT_EQ(last.find(Layout::tn, 64, 4096, 4096)->lt_algo, 0);
+}
+
 TEST(TuningFile, BadLinesNameTheFileAndLine) {
   const std::string head = std::string(kTuningHeader) + "\n";
   auto err = [&](const std::string& line) { return error_of([&] { parse_tuning(head + line + "\n", "t.csv"); }); };
-  EXPECT_EQ(err("a,b,c"), std::string("t.csv:2: 3 fields, expected 11 (") + kTuningHeader + ")");
+  EXPECT_EQ(err("a,b,c"), std::string("t.csv:2: 3 fields, expected 11 (") + kTuningHeader + ") or 12 (with lt_algo)");
+  EXPECT_EQ(err("H200,0.1.0,h,tn,8,8,8,cublas,,1,1,1,1"),
+            std::string("t.csv:2: 13 fields, expected 11 (") + kTuningHeader + ") or 12 (with lt_algo)");
+  for (const char* a : {"8", "-1", "x", "", "01", "1.0"})
+    EXPECT_EQ(err(std::string("H200,0.1.0,h,tn,8,8,8,cublas,,1,1,") + a),
+              std::string("t.csv:2: lt_algo must be an integer in [0, 7] (got '") + a + "')");
+  EXPECT_EQ(err("H200,0.1.0,h,tn,8,8,8,kadf55d1e9f98f3e8,\"r=m,s=2,d=h,k=1\",1,1,2"),
+            "t.csv:2: lt_algo 2 is a cuBLASLt algorithm, the winner is kadf55d1e9f98f3e8");
+  EXPECT_EQ(err("H200,0.1.0,h,tn,8,8,8,kadf55d1e9f98f3e8,\"r=m,s=2,d=h,k=1\",1,1,0"), "");
   EXPECT_EQ(err("H200,0.1.0,h,xx,8,8,8,cublas,,1,1"), "t.csv:2: unknown layout 'xx' (expected tn, nt, nn or tt)");
   EXPECT_EQ(err("H200,0.1.0,h,tn,8x,8,8,cublas,,1,1"), "t.csv:2: bad m '8x'");
   EXPECT_EQ(err("H200,0.1.0,h,tn,4,8,8,cublas,,1,1").rfind("t.csv:2: M must be a multiple of 8", 0), 0u);
@@ -132,7 +194,7 @@ TEST(TuningFile, UnreadableFilesAreClearErrors) {
   EXPECT_NE(error_of([&] { folder.load(); }).find(dir.path()), std::string::npos);
   std::ofstream(dir.path() + "/t.csv") << kTuningHeader << "\nH200,0.1.0,h,tn,8,8,8\n";
   TuningTable bad(dir.path() + "/t.csv", "g", "v", "h");
-  EXPECT_EQ(error_of([&] { bad.load(); }).rfind(dir.path() + "/t.csv:2: 7 fields, expected 11", 0), 0u);
+  EXPECT_EQ(error_of([&] { bad.load(); }).rfind(dir.path() + "/t.csv:2: 7 fields, expected 11 (", 0), 0u);
   TuningTable unwritable("/proc/cks_tuning.csv", "g", "v", "h");
   EXPECT_NE(error_of([&] { unwritable.add(rec(8)); }).find("cannot open tuning file '/proc/cks_tuning.csv'"), std::string::npos);
 }

@@ -1,6 +1,8 @@
 // cuBLASLt for the runtime (runtime/gpu/cublaslt.hpp).
 #include "runtime/gpu/cublaslt.hpp"
 
+#include <vector>
+
 #include "cks/common.hpp"
 
 namespace cks::rt {
@@ -26,8 +28,8 @@ uint32_t alignment_of(const void* a, const void* b, const void* d) {
   return 2;
 }
 
-LtPlan::LtPlan(cublasLtHandle_t handle, Layout layout, int64_t m, int64_t n, int64_t k, uint32_t alignment)
-    : handle_(handle) {
+LtPlan::LtPlan(cublasLtHandle_t handle, Layout layout, int64_t m, int64_t n, int64_t k, uint32_t alignment, int algo)
+    : handle_(handle), algo_index_(algo) {
   what_ = "cuBLASLt " + std::string(to_string(layout)) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
           std::to_string(k);
   try {
@@ -53,12 +55,19 @@ LtPlan::LtPlan(cublasLtHandle_t handle, Layout layout, int64_t m, int64_t n, int
     for (auto attr : {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
                       CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES})
       lt_check(cublasLtMatmulPreferenceSetAttribute(pref, attr, &alignment, sizeof alignment), what_ + ": alignment");
-    cublasLtMatmulHeuristicResult_t result{};
+    if (algo < 0) throw Error(what_ + ": algorithm index " + std::to_string(algo) + " is negative");
+    std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(algo) + 1);
     int found = 0;
-    lt_check(cublasLtMatmulAlgoGetHeuristic(handle_, op_, a_, b_, d_, d_, pref, 1, &result, &found), what_ + ": heuristic");
+    lt_check(cublasLtMatmulAlgoGetHeuristic(handle_, op_, a_, b_, d_, d_, pref, algo + 1, results.data(), &found),
+             what_ + ": heuristic");
     if (found == 0) throw Error(what_ + ": the heuristic found no algorithm");
-    algo_ = result.algo;
-    workspace_ = result.workspaceSize;
+    if (found <= algo || (algo > 0 && results[static_cast<size_t>(algo)].state != CUBLAS_STATUS_SUCCESS))
+      throw LtAlgoNotFound(what_ + ": the heuristic found " + std::to_string(found) + " algorithm(s), not the " +
+                           std::to_string(algo + 1) + " needed for algorithm " + std::to_string(algo) +
+                           " (alignment " + std::to_string(alignment) + ")");
+    algo_ = results[static_cast<size_t>(algo)].algo;
+    workspace_ = results[static_cast<size_t>(algo)].workspaceSize;
+    if (algo > 0) what_ += " (algorithm " + std::to_string(algo) + ")";
   } catch (...) {
     release();
     throw;

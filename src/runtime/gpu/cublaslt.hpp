@@ -15,6 +15,7 @@
 #include <string>
 
 #include "cks/catalogue.hpp"
+#include "cks/common.hpp"
 
 namespace cks::rt {
 
@@ -23,16 +24,25 @@ inline constexpr size_t kCublasWorkspace = size_t{32} << 20;  // NVIDIA's recomm
 // Throws Error "<what>: <CUDA error name> (<description>)".
 void cuda_check(cudaError_t e, const char* what);
 
+// The heuristic found fewer algorithms than the one asked for (LtPlan's `algo`).
+class LtAlgoNotFound : public Error {
+ public:
+  using Error::Error;
+};
+
 // One problem's matmul descriptors and heuristic algorithm, for operands aligned to `alignment`
 // bytes (16 or more lets cuBLASLt use TMA kernels; 2 is any BF16 pointer). Immutable once built.
+// `algo` = i: result i of cublasLtMatmulAlgoGetHeuristic asked for the top i + 1 (0: the top-1, one
+// result asked for, as always); throws LtAlgoNotFound when it finds fewer than i + 1.
 class LtPlan {
  public:
-  LtPlan(cublasLtHandle_t handle, Layout layout, int64_t m, int64_t n, int64_t k, uint32_t alignment);
+  LtPlan(cublasLtHandle_t handle, Layout layout, int64_t m, int64_t n, int64_t k, uint32_t alignment, int algo = 0);
   ~LtPlan();
   LtPlan(const LtPlan&) = delete;
   LtPlan& operator=(const LtPlan&) = delete;
   void run(const void* a, const void* b, void* d, float alpha, float beta, void* workspace, cudaStream_t stream) const;
   size_t workspace() const { return workspace_; }
+  int algo() const { return algo_index_; }
 
  private:
   void release();
@@ -41,6 +51,7 @@ class LtPlan {
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
   size_t workspace_ = 0;
+  int algo_index_ = 0;
   std::string what_;
 };
 

@@ -22,6 +22,8 @@ namespace cks::rt {
 
 namespace fs = std::filesystem;
 
+static_assert(kMaxTuningLtAlgo == kMaxLtAlgos - 1, "the tuning file's lt_algo covers autotune_lt_algos");
+
 namespace {
 
 constexpr size_t kOpSlots = 8;                  // initialized ops kept per choice
@@ -162,6 +164,7 @@ struct Engine::Choice {
   size_t workspace = 0;  // bytes this problem needs (stream-K, split-K)
   std::string reason;
   double tuned_us = 0, cublas_us = 0;
+  int lt_algo = 0;  // cuBLASLt (api null): the heuristic's algorithm for 256-byte-aligned operands (autotune)
   bool compile_pending = false;
   mutable std::mutex ops_mu;
   mutable std::vector<OpSlot> ops;
@@ -175,6 +178,7 @@ struct Engine::Entry {
   std::mutex mu;            // choices, plans, pending, last_fallback
   std::vector<std::unique_ptr<Choice>> choices;
   std::atomic<LtPlan*> plans[3] = {nullptr, nullptr, nullptr};  // by operand alignment 256, 16, 2
+  std::atomic<LtPlan*> algo_plan{nullptr};  // alignment 256, the choice's lt_algo > 0 (autotune)
   std::vector<std::unique_ptr<LtPlan>> plan_store;
   std::optional<Candidate> pending;  // the pick being compiled
   std::atomic<uint64_t> seen_generation{0};
@@ -573,7 +577,7 @@ void Engine::maybe_upgrade(Entry& e, const Call& c) {
 }
 
 void Engine::run_choice(const Choice& ch, Entry& e, const Call& c) {
-  if (!ch.api) return run_cublas(e, c);
+  if (!ch.api) return run_cublas(e, c, ch.lt_algo);
   // Per call: what the kernels cannot do with these operands (the shape was checked once).
   if (c.beta != 0.0f || alignment_of(c.a, c.b, c.d) < 16) {
     if (config_.strict)
@@ -660,10 +664,25 @@ void Engine::run_kernel(const Choice& ch, const Call& c) {
   launch(*op, fresh);
 }
 
-void Engine::run_cublas(Entry& e, const Call& c) {
+void Engine::run_cublas(Entry& e, const Call& c, int algo) {
   const uint32_t align = alignment_of(c.a, c.b, c.d);
   const int slot = align >= 256 ? 0 : align >= 16 ? 1 : 2;
-  LtPlan* plan = e.plans[slot].load(std::memory_order_acquire);
+  // Autotune's other heuristic algorithms were timed on 256-byte-aligned operands: other
+  // alignments get other heuristic lists, so they run the top-1.
+  LtPlan* plan = nullptr;
+  if (algo > 0 && slot == 0) {
+    plan = e.algo_plan.load(std::memory_order_acquire);
+    if (!plan || plan->algo() != algo) {
+      std::lock_guard lk(e.mu);
+      plan = e.algo_plan.load(std::memory_order_acquire);
+      if (!plan || plan->algo() != algo) {
+        e.plan_store.push_back(std::make_unique<LtPlan>(cublas_->handle(c.device), c.layout, c.m, c.n, c.k, align, algo));
+        plan = e.plan_store.back().get();
+        e.algo_plan.store(plan, std::memory_order_release);
+      }
+    }
+  }
+  if (!plan) plan = e.plans[slot].load(std::memory_order_acquire);
   if (!plan) {
     std::lock_guard lk(e.mu);
     plan = e.plans[slot].load(std::memory_order_acquire);
@@ -694,6 +713,9 @@ void Engine::run_cublas(Entry& e, const Call& c) {
 // order) as a gated batch of launches between two CUDA events (HostGate: GPU time, not launch
 // rate), on rotating copies of the operands (a working set of at least twice the L2, so no launch
 // finds its operands cached); the winner has the lowest median time per call over the rounds.
+// cuBLASLt is its heuristic's top-1 and, with autotune_lt_algos N > 1, its next N - 1 algorithms
+// (256-byte-aligned operands only); a winning algorithm i > 0 is the Choice's lt_algo, its plan the
+// entry's algo_plan, and the tuning file's lt_algo.
 std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const std::vector<Candidate>& ranked,
                                                  std::string& note) {
   TuningTable& table = tuning();
@@ -702,31 +724,56 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
     if (const TuningRecord* r = table.find(c.layout, c.m, c.n, c.k)) {
       const TuningRecord rec = *r;
       const std::string origin = "tuning file " + table.path() + ": ";
-      if (rec.winner == kCublasWinner) {
+      if (rec.winner == kCublasWinner && rec.lt_algo > 0) {
+        // Another of the heuristic's algorithms won: built now for 256-byte-aligned operands, as it
+        // was timed (a heuristic that no longer finds it, another cuBLAS, is tuned again).
+        std::unique_ptr<LtPlan> plan;
+        std::string why;
+        try {
+          plan = std::make_unique<LtPlan>(cublas_->handle(c.device), c.layout, c.m, c.n, c.k, 256, rec.lt_algo);
+        } catch (const LtAlgoNotFound& err) {
+          why = err.what();
+        }
+        if (plan) {
+          auto ch = cublas_choice(origin + "cuBLASLt algorithm " + std::to_string(rec.lt_algo) + " won (" +
+                                  format_double(rec.us) + " us against the top-1's " + format_double(rec.cublas_us) + " us)");
+          ch->source = Source::tuned;
+          ch->tuned_us = rec.us;
+          ch->cublas_us = rec.cublas_us;
+          ch->lt_algo = rec.lt_algo;
+          std::lock_guard elk(e.mu);
+          e.plan_store.push_back(std::move(plan));
+          e.algo_plan.store(e.plan_store.back().get(), std::memory_order_release);
+          return ch;
+        }
+        note += "; the tuning file's cuBLASLt algorithm " + std::to_string(rec.lt_algo) + " is not available here (" +
+                why + "): tuning again";
+      } else if (rec.winner == kCublasWinner) {
         auto ch = cublas_choice(origin + "cuBLASLt won (" + format_double(rec.us) + " us)");
         ch->source = Source::tuned;
         ch->tuned_us = rec.us;
         ch->cublas_us = rec.cublas_us;
         return ch;
+      } else {
+        std::string canonical;
+        if (bundle_ && bundle_->kernels.count(rec.winner)) canonical = bundle_->kernels.at(rec.winner).canonical;
+        else if (auto i = Catalogue::get(c.layout).find(rec.winner)) canonical = Catalogue::get(c.layout).kernels()[*i].canonical();
+        int rank = 0;
+        for (const auto& cand : ranked)
+          if (cand.kernel_id == rec.winner && cand.knobs == rec.knobs) rank = cand.rank;
+        std::string why;
+        std::unique_ptr<Choice> ch;
+        if (!canonical.empty()) ch = kernel_choice({rec.winner, canonical, rec.knobs, rank, false}, c, Source::tuned, why, false);
+        if (ch) {
+          ch->source = Source::tuned;
+          ch->tuned_us = rec.us;
+          ch->cublas_us = rec.cublas_us;
+          ch->reason = origin + format_double(rec.us) + " us against cuBLASLt's " + format_double(rec.cublas_us) + " us";
+          return ch;
+        }
+        note += "; the tuning file's winner " + rec.winner + " is not available here (" +
+                (canonical.empty() ? "not a kernel of this catalogue" : why) + "): tuning again";
       }
-      std::string canonical;
-      if (bundle_ && bundle_->kernels.count(rec.winner)) canonical = bundle_->kernels.at(rec.winner).canonical;
-      else if (auto i = Catalogue::get(c.layout).find(rec.winner)) canonical = Catalogue::get(c.layout).kernels()[*i].canonical();
-      int rank = 0;
-      for (const auto& cand : ranked)
-        if (cand.kernel_id == rec.winner && cand.knobs == rec.knobs) rank = cand.rank;
-      std::string why;
-      std::unique_ptr<Choice> ch;
-      if (!canonical.empty()) ch = kernel_choice({rec.winner, canonical, rec.knobs, rank, false}, c, Source::tuned, why, false);
-      if (ch) {
-        ch->source = Source::tuned;
-        ch->tuned_us = rec.us;
-        ch->cublas_us = rec.cublas_us;
-        ch->reason = origin + format_double(rec.us) + " us against cuBLASLt's " + format_double(rec.cublas_us) + " us";
-        return ch;
-      }
-      note += "; the tuning file's winner " + rec.winner + " is not available here (" +
-              (canonical.empty() ? "not a kernel of this catalogue" : why) + "): tuning again";
     }
   }
   // The candidates available now (bundled or compiled before): no compile is started.
@@ -803,12 +850,30 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
   // cuBLASLt's plan for the replicas' alignment (the caller's pointers may be less aligned).
   uint32_t align = 256;
   for (const auto& r : reps) align = std::min(align, alignment_of(r.a, r.b, r.d));
-  LtPlan plan(cublas_->handle(c.device), c.layout, c.m, c.n, c.k, align);
+  // The heuristic's top-1 (the reference), and with autotune_lt_algos > 1 its next algorithms, found
+  // for 256-byte-aligned operands only (other alignments run the top-1: run_cublas).
+  std::vector<std::unique_ptr<LtPlan>> lt;
+  lt.push_back(std::make_unique<LtPlan>(cublas_->handle(c.device), c.layout, c.m, c.n, c.k, align));
+  std::string lt_note;
+  if (config_.autotune_lt_algos > 1) {
+    if (align < 256) {
+      lt_note = "cuBLASLt's other algorithms not timed (operands not 256-byte aligned)";
+    } else {
+      for (int j = 1; j < config_.autotune_lt_algos; ++j) {
+        try {
+          lt.push_back(std::make_unique<LtPlan>(cublas_->handle(c.device), c.layout, c.m, c.n, c.k, align, j));
+        } catch (const LtAlgoNotFound&) {
+          lt_note = "the cuBLASLt heuristic found " + std::to_string(j) + " algorithm(s)";
+          break;
+        }
+      }
+    }
+  }
 
-  // One op per kernel and replica.
-  const size_t n = kernels.size();
+  // One op per kernel and replica. Candidates: the kernels [0, n), cuBLASLt's algorithms [n, total).
+  const size_t n = kernels.size(), total = n + lt.size();
   std::vector<std::vector<std::shared_ptr<Op>>> ops(n);
-  std::vector<bool> alive(n + 1, true);
+  std::vector<bool> alive(total, true);
   for (size_t i = 0; i < n; ++i) {
     for (const auto& r : reps) {
       cks_problem p{};
@@ -834,7 +899,15 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
   auto launch = [&](size_t i) {
     const size_t r = cursor++ % reps.size();
     if (i == n) {
-      plan.run(reps[r].a, reps[r].b, reps[r].d, c.alpha, 0.0f, lt_ws, ts);
+      lt[0]->run(reps[r].a, reps[r].b, reps[r].d, c.alpha, 0.0f, lt_ws, ts);
+      return;
+    }
+    if (i > n) {
+      try {
+        lt[i - n]->run(reps[r].a, reps[r].b, reps[r].d, c.alpha, 0.0f, lt_ws, ts);
+      } catch (const Error&) {
+        alive[i] = false;  // another algorithm that cannot run: out, as a kernel would be
+      }
       return;
     }
     const Op& op = *ops[i][r];
@@ -855,8 +928,8 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
     return 1000.0 * ms;
   };
   // Warm-up (two launches each), then one timed launch each: the batch sizes.
-  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> est(n + 1);
-  for (size_t i = 0; i <= n; ++i) {
+  std::vector<std::pair<cudaEvent_t, cudaEvent_t>> est(total);
+  for (size_t i = 0; i < total; ++i) {
     if (!alive[i]) continue;
     launch(i);
     launch(i);
@@ -866,14 +939,14 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
     cuda_check(cudaEventRecord(est[i].second, ts), "cudaEventRecord");
   }
   cuda_check(cudaStreamSynchronize(ts), "autotune warm-up");
-  std::vector<int> inner(n + 1, 1);
-  for (size_t i = 0; i <= n; ++i)
+  std::vector<int> inner(total, 1);
+  for (size_t i = 0; i < total; ++i)
     if (alive[i]) inner[i] = std::clamp(static_cast<int>(std::ceil(kTuneBatchUs / std::max(elapsed_us(est[i].first, est[i].second), 1.0))), 1, kMaxInner);
   const int rounds = config_.autotune_rounds;
-  std::vector<std::vector<std::pair<cudaEvent_t, cudaEvent_t>>> marks(rounds, std::vector<std::pair<cudaEvent_t, cudaEvent_t>>(n + 1));
+  std::vector<std::vector<std::pair<cudaEvent_t, cudaEvent_t>>> marks(rounds, std::vector<std::pair<cudaEvent_t, cudaEvent_t>>(total));
   for (int r = 0; r < rounds; ++r) {
-    for (size_t j = 0; j <= n; ++j) {
-      const size_t i = (j + static_cast<size_t>(r)) % (n + 1);
+    for (size_t j = 0; j < total; ++j) {
+      const size_t i = (j + static_cast<size_t>(r)) % total;
       if (!alive[i]) continue;
       marks[r][i] = {event(), event()};
       const uint64_t gate = HostGate::close(ts);
@@ -884,8 +957,8 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
     }
   }
   cuda_check(cudaStreamSynchronize(ts), "autotune timing");
-  std::vector<double> us(n + 1, std::numeric_limits<double>::infinity());
-  for (size_t i = 0; i <= n; ++i) {
+  std::vector<double> us(total, std::numeric_limits<double>::infinity());
+  for (size_t i = 0; i < total; ++i) {
     if (!alive[i]) continue;
     std::vector<double> per_round;
     for (int r = 0; r < rounds; ++r) per_round.push_back(elapsed_us(marks[r][i].first, marks[r][i].second) / inner[i]);
@@ -899,19 +972,33 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
   for (size_t i = 0; i < n; ++i)
     timed += (timed.empty() ? "" : ", ") + kernels[i]->kernel_id + " " + kernels[i]->knobs_text + " " +
              (std::isfinite(us[i]) ? format_double(std::round(us[i] * 100) / 100) + " us" : "failed");
+  std::string lt_timed;
+  for (size_t i = n + 1; i < total; ++i)
+    lt_timed += (lt_timed.empty() ? "" : ", ") +
+                (std::isfinite(us[i]) ? format_double(std::round(us[i] * 100) / 100) + " us" : std::string("failed"));
+  if (!lt_timed.empty())
+    lt_timed = "; algorithm" + std::string(total - n > 2 ? "s 1-" + std::to_string(total - n - 1) : " 1") + ": " + lt_timed;
+  const int lt_win = best >= n ? static_cast<int>(best - n) : 0;
   std::unique_ptr<Choice> win;
-  if (best == n) {
+  if (best >= n) {
     win = cublas_choice("");
+    win->lt_algo = lt_win;
+    if (lt_win > 0) {  // the winning plan (256-byte-aligned operands) is the one calls run
+      std::lock_guard elk(e.mu);
+      e.plan_store.push_back(std::move(lt[static_cast<size_t>(lt_win)]));
+      e.algo_plan.store(e.plan_store.back().get(), std::memory_order_release);
+    }
   } else {
     win = std::move(kernels[best]);
   }
   win->source = Source::tuned;
   win->tuned_us = us[best];
   win->cublas_us = us[n];
-  win->reason = "autotuned " + std::to_string(n) + " candidate(s) and cuBLASLt (" +
-                format_double(std::round(us[n] * 100) / 100) + " us) over " + std::to_string(rounds) + " rounds, " +
-                std::to_string(reps.size()) + " operand cop" + (reps.size() == 1 ? "y" : "ies") + ": " + timed +
-                (whys.empty() ? "" : "; " + whys);
+  win->reason = std::string(lt_win > 0 ? "cuBLASLt algorithm " + std::to_string(lt_win) + " won: " : "") + "autotuned " +
+                std::to_string(n) + " candidate(s) and cuBLASLt (" + format_double(std::round(us[n] * 100) / 100) + " us" +
+                lt_timed + ") over " + std::to_string(rounds) + " rounds, " + std::to_string(reps.size()) +
+                " operand cop" + (reps.size() == 1 ? "y" : "ies") + ": " + timed + (whys.empty() ? "" : "; " + whys) +
+                (lt_note.empty() ? "" : "; " + lt_note);
   TuningRecord rec;
   rec.gpu = gpu_name_;
   rec.cks_version = CKS_VERSION;
@@ -920,10 +1007,11 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
   rec.m = c.m;
   rec.n = c.n;
   rec.k = c.k;
-  rec.winner = best == n ? kCublasWinner : win->kernel_id;
-  rec.knobs = best == n ? "" : win->knobs_text;
+  rec.winner = best >= n ? kCublasWinner : win->kernel_id;
+  rec.knobs = best >= n ? "" : win->knobs_text;
   rec.us = us[best];
   rec.cublas_us = us[n];
+  rec.lt_algo = lt_win;
   try {
     std::lock_guard lk(tuning_mu_);
     table.add(rec);
@@ -932,7 +1020,6 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
     std::call_once(warned, [&] { std::fprintf(stderr, "cks runtime: warning: %s (tuning results are not kept)\n", err.what()); });
     win->reason += std::string("; not persisted: ") + err.what();
   }
-  (void)e;
   return win;
 }
 
@@ -994,6 +1081,7 @@ std::string Engine::describe() const {
                    {"compile_jobs", config_.compile_jobs},
                    {"autotune_top", config_.autotune_top},
                    {"autotune_rounds", config_.autotune_rounds},
+                   {"autotune_lt_algos", config_.autotune_lt_algos},
                    {"select_depth", config_.select_depth},
                    {"strict", config_.strict}};
   if (bundle_) {

@@ -111,7 +111,7 @@ class Engine {
   void maybe_upgrade(Entry& e, const Call& c);
   void run_choice(const Choice& ch, Entry& e, const Call& c);
   void run_kernel(const Choice& ch, const Call& c);
-  void run_cublas(Entry& e, const Call& c);
+  void run_cublas(Entry& e, const Call& c, int algo = 0);  // algo: the heuristic's index (256-byte-aligned calls)
   StreamWorkspace& stream_workspace(int device, cudaStream_t stream);
   int sm_count(int device);
   const std::string& model_hash();
