@@ -21,13 +21,15 @@
 # tuning.csv.xz, index.json.xz.
 #
 #   bash scripts/device/runtime_check.sh    # TOP=4 VARIANTS=0 VARIANT_ORDER=model JOBS=14 KPT=4
-#                                           # COMPILE_S=200 BUDGET_S=470 by default
+#                                           # COMPILE_S=200 BUDGET_S=470 LT_ALGOS=1 by default
+# LT_ALGOS=N: autotune times the cuBLASLt heuristic's first N algorithms (autotune_lt_algos,
+# cks_runtime_bench --autotune-lt-algos), not only its top-1.
 # (14 nvcc jobs of 8-kernel TUs: ~0.9 GB per kernel measured, under the machine's 128 GB).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 START=$(date +%s)
 BUDGET_S=${BUDGET_S:-470} TOP=${TOP:-4} JOBS=${JOBS:-14} KPT=${KPT:-4} COMPILE_S=${COMPILE_S:-200}
-VARIANTS=${VARIANTS:-0} VARIANT_ORDER=${VARIANT_ORDER:-model}
+VARIANTS=${VARIANTS:-0} VARIANT_ORDER=${VARIANT_ORDER:-model} LT_ALGOS=${LT_ALGOS:-1}
 OUTDIR=${OUT:-out/runtime_check}
 CARRY=.carry/rt
 W=out/rt
@@ -71,9 +73,9 @@ xz -c "$W/bundle/index.json" > "$OUTDIR/index.json.xz"
 # 3. The measurement, in one process; it keeps 60 s for the reuse check.
 rm -f "$W/tuning.csv"
 MAX=$(( $(left) - 60 ))
-say "cks_runtime_bench: $(($(wc -l < "$CARRY/shapes.csv") - 1)) problems, at most ${MAX}s"
+say "cks_runtime_bench: $(($(wc -l < "$CARRY/shapes.csv") - 1)) problems, at most ${MAX}s, $LT_ALGOS cuBLASLt algorithm(s) in autotune"
 "$W/bin/cks_runtime_bench" --shapes "$CARRY/shapes.csv" --bundle "$W/bundle" --tuning-file "$W/tuning.csv" \
-  --out "$OUTDIR" --max-seconds "$MAX" 2>&1 | tee "$OUTDIR/bench.log" | grep -v "^cks runtime:" >&2
+  --out "$OUTDIR" --max-seconds "$MAX" --autotune-lt-algos "$LT_ALGOS" 2>&1 | tee "$OUTDIR/bench.log" | grep -v "^cks runtime:" >&2
 
 # 4. Autotune in a second process: the tuning file's winners, no timing on the first call.
 MAX=$(( $(left) - 10 ))
@@ -81,7 +83,7 @@ if [ "$MAX" -gt 15 ] && [ -f "$W/tuning.csv" ]; then
   head -61 "$CARRY/shapes.csv" > "$W/reuse_shapes.csv"
   mkdir -p "$W/reuse"
   "$W/bin/cks_runtime_bench" --shapes "$W/reuse_shapes.csv" --bundle "$W/bundle" --tuning-file "$W/tuning.csv" \
-    --out "$W/reuse" --reps 1 --overhead-calls 0 --max-seconds "$MAX" > "$W/reuse.log" 2>&1
+    --out "$W/reuse" --reps 1 --overhead-calls 0 --max-seconds "$MAX" --autotune-lt-algos "$LT_ALGOS" > "$W/reuse.log" 2>&1
   { echo "== second process (tuning file reuse)"; grep -v "^cks runtime:" "$W/reuse.log" | tail -5; } >> "$OUTDIR/bench.log"
   python3 - "$W/reuse/runtime_bench.csv" "$OUTDIR/runtime_bench.csv" "$OUTDIR/reuse.json" <<'EOF'
 import csv, json, statistics, sys

@@ -157,6 +157,7 @@ class Bench {
     double target_batch_us = 300;
     double max_seconds = 0;
     double mem_gb = 8;
+    int lt_algos = -1;  // autotune_lt_algos; -1: the runtime's default
   };
 
   explicit Bench(Options o) : o_(std::move(o)) {
@@ -177,6 +178,7 @@ class Bench {
       ro.mode(kModeNames[i]).bundle_dir(o_.bundle).compile_on_miss(false);
       if (!o_.tuning_file.empty()) ro.tuning_file(o_.tuning_file);
       if (!o_.model.empty()) ro.model_path(o_.model);
+      if (o_.lt_algos > 0) ro.autotune_lt_algos(o_.lt_algos);
       const auto t0 = Clock::now();
       rt_[i] = std::make_unique<cks::Runtime>(ro);
       create_ms_[i] = seconds_since(t0) * 1e3;
@@ -520,6 +522,8 @@ int main(int argc, char** argv) {
   app.add_option("--overhead-max-us", o.overhead_max_us, "only problems whose select-mode call takes at most this")->capture_default_str();
   app.add_option("--max-seconds", o.max_seconds, "stop after this many seconds (0: no limit)")->capture_default_str();
   app.add_option("--mem-gb", o.mem_gb, "operand copies of one problem, at most")->capture_default_str();
+  app.add_option("--autotune-lt-algos", o.lt_algos,
+                 "cuBLASLt heuristic algorithms autotune times, 1 to 8 (default: the runtime's, 1)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
