@@ -7,13 +7,19 @@
 #   kcache.tar.xz   the compiled libraries of the home compile cache ($KCACHE, default .kcache) that
 #                   hold the bundle's kernels (the model's top-$TOP picks of the check's problems),
 #                   with their sidecars, so the device compiles only the picks no lease has built
-#   shapes.csv      the check's problems: the llm set's $LAYOUTS plus decode M = $DECODE_M
+#   shapes.csv      the check's problems: the llm set's $LAYOUTS plus decode M = $DECODE_M; with
+#                   EVERY=N only every Nth of them in the file's order (a quick check: lease 21 ran
+#                   EVERY=8 DECODE_M=8, 113 problems)
+#   model.json.xz   with MODEL=FILE: that model, xz-compressed (the tree's models/ is moved aside for
+#                   the 64 MiB; runtime_check.sh unpacks it into models/default.json when that is absent)
 #
 #   scripts/device/pack_runtime.sh            (TOP=4 LAYOUTS=tn DECODE_M=1,8 by default)
 # Then run on the device (carry [".carry/rt"]): bash scripts/device/runtime_check.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 TOP=${TOP:-4} LAYOUTS=${LAYOUTS:-tn} DECODE_M=${DECODE_M:-1,8} KCACHE=${KCACHE:-.kcache} BUILD=${BUILD:-build}
+EVERY=${EVERY:-1} MODEL=${MODEL:-}
+[[ "$EVERY" =~ ^[1-9][0-9]*$ ]] || { echo "pack_runtime.sh: EVERY must be a positive integer (got '$EVERY')" >&2; exit 2; }
 OUTDIR=.carry/rt
 rm -rf "$OUTDIR" && mkdir -p "$OUTDIR"
 TMP=$(mktemp -d)
@@ -29,7 +35,7 @@ else tar -cJf "$OUTDIR/cutlass.tar.xz" -C third_party cutlass/include cutlass/to
 
 # 2. The problems: the llm set's groups of $LAYOUTS, plus decode M for each of their (N, K, layout).
 "$BUILD/bin/cks" shapes --set llm --layouts "$LAYOUTS" --format csv | cut -d, -f2-5 > "$TMP/llm.csv"
-python3 - "$TMP/llm.csv" "$DECODE_M" "$OUTDIR/shapes.csv" <<'EOF'
+python3 - "$TMP/llm.csv" "$DECODE_M" "$OUTDIR/shapes.csv" "$EVERY" <<'EOF'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 seen, out = set(), []
@@ -48,9 +54,11 @@ import hashlib
 out.sort(key=lambda t: (t[3], hashlib.md5(f"{t[1]},{t[2]}".encode()).hexdigest(), t[0]))
 with open(sys.argv[3], "w") as f:
     f.write("m,n,k,layout\n")
-    for m, n, k, l in out:
+    for m, n, k, l in out[::int(sys.argv[4])]:
         f.write(f"{m},{n},{k},{l}\n")
-print(f"pack_runtime.sh: {len(out)} problems ({len(rows)} of the llm set, the rest decode M)", file=sys.stderr)
+every = int(sys.argv[4])
+print(f"pack_runtime.sh: {len(out[::every])} problems" + (f" (every {every}th of {len(out)})" if every > 1 else "") +
+      f" ({len(rows)} llm-set rows, the rest decode M)", file=sys.stderr)
 EOF
 # The bundle's problems: those the kernels can run (M, and the layout's contiguous dimensions,
 # multiples of 8); the others (decode M = 1) run on cuBLASLt in every mode.
@@ -67,6 +75,10 @@ if [ -d "$KCACHE" ]; then
   cp "$TMP/prebundle/kernels/"* "$TMP/kcache/kernel-cache/" 2> /dev/null || true
   tar -cJf "$OUTDIR/kcache.tar.xz" -C "$TMP/kcache" kernel-cache
   echo "pack_runtime.sh: $(ls "$TMP/kcache/kernel-cache" | grep -c '\.so$') cached libraries for the bundle" >&2
+fi
+if [ -n "$MODEL" ]; then
+  [ -f "$MODEL" ] || { echo "pack_runtime.sh: MODEL=$MODEL is not a file" >&2; exit 2; }
+  xz -T0 -6 -c "$MODEL" > "$OUTDIR/model.json.xz"
 fi
 du -sh "$OUTDIR"/*
 echo "carry: [\".carry/rt\"]  (and move data/shards aside: the call carries at most 64 MiB)"

@@ -46,6 +46,10 @@ tar -xJf "$CARRY/rt.tar.xz" -C "$W"
 export LD_LIBRARY_PATH="$PWD/$W/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 if [ ! -d third_party/cutlass/include ]; then mkdir -p third_party && tar -xJf "$CARRY/cutlass.tar.xz" -C third_party; fi
 export CKS_CUTLASS_DIR="$PWD/third_party/cutlass" CKS_INCLUDE_DIR="$PWD/include" CKS_DATA_DIR="$PWD/data"
+if [ ! -f models/default.json ] && [ -f "$CARRY/model.json.xz" ]; then
+  mkdir -p models && xz -dc "$CARRY/model.json.xz" > models/default.json
+fi
+[ -f models/default.json ] || { echo "runtime_check.sh: no models/default.json (pack with MODEL=FILE, or carry models/)" >&2; exit 2; }
 export CKS_MODEL="$PWD/models/default.json"
 mkdir -p build/kernel-cache
 [ -f "$CARRY/kcache.tar.xz" ] && tar -xJf "$CARRY/kcache.tar.xz" -C build --skip-old-files
