@@ -223,15 +223,18 @@ std::vector<size_t> Dataset::eval_groups() const {
   return idx;
 }
 
-// Every set but 'eval', 'family' (the held-out model families, a second evaluation set), 'proof'
-// and 'sbs' (the side-by-side repetitions of evaluation groups, cks plan sidebyside, are
-// evaluation data): the issue-3 proof groups were measured with binaries built
+// Every set but 'eval', 'family' (the held-out model families, a second evaluation set), 'llm'
+// (the real-model shapes that score the real pick, leases 19-20: a third evaluation set; their
+// training counterparts are the 'train' set's llm-train groups), 'proof' and 'sbs' (the
+// side-by-side repetitions of evaluation groups, cks plan sidebyside, are evaluation data): the
+// issue-3 proof groups were measured with binaries built
 // without CUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED (data/README.md), so their kernels are not
 // quite the catalogue's; they stay in the data for the record but teach the models nothing.
 std::vector<size_t> Dataset::train_groups() const {
   std::vector<size_t> idx;
   for (size_t g = 0; g < groups.size(); ++g)
-    if (!groups[g].is_eval() && groups[g].set != "proof" && groups[g].set != "sbs" && groups[g].set != "family")
+    if (!groups[g].is_eval() && groups[g].set != "proof" && groups[g].set != "sbs" && groups[g].set != "family" &&
+        groups[g].set != "llm")
       idx.push_back(g);
   return idx;
 }

@@ -97,18 +97,20 @@ TEST(DatasetRunNormalize, DeadBandClampAndRunsWithoutCublasKeepFactorOne) {
   }
 }
 
-TEST(DatasetSets, FamilyAndSideBySideGroupsAreNeverTrainedOn) {
+TEST(DatasetSets, FamilyLlmAndSideBySideGroupsAreNeverTrainedOn) {
   ScratchDir dir;
   const std::string path = dir.file("s.db");
   write_synthetic_registry(path,
                            {{256, 512, 1024, Layout::tn, "train"},
                             {512, 512, 1024, Layout::tn, "eval"},
                             {768, 512, 1024, Layout::tn, "family"},
-                            {1024, 512, 1024, Layout::tn, "proof"}},
+                            {1024, 512, 1024, Layout::tn, "proof"},
+                            {1280, 512, 1024, Layout::tn, "llm"},
+                            {1536, 512, 1024, Layout::tn, "sbs"}},
                            8, 1);
   const Registry reg(path);
   const Dataset d = load_dataset(reg, default_hw());
-  ASSERT_EQ(d.groups.size(), 4u);
+  ASSERT_EQ(d.groups.size(), 6u);
   const auto train = d.train_groups();
   ASSERT_EQ(train.size(), 1u);
   EXPECT_EQ(d.groups[train[0]].set, "train");
