@@ -72,7 +72,7 @@ typedef struct cks_runtime_options {
                                   above) fails with that reason instead of running on cuBLASLt;
                                   -1: $CKS_STRICT, else 0 */
   int32_t autotune_lt_algos;   /* cuBLASLt algorithms autotune times: the heuristic's first N (1 to 8);
-                                  -1: 1 (the top-1 only) */
+                                  -1: 4 */
 } cks_runtime_options;
 
 /* What a problem dispatched to (cks_runtime_query). Strings are NUL-terminated. */

@@ -113,7 +113,7 @@ RuntimeConfig resolve_config(const cks_runtime_options* o, const EnvLookup& env)
   c.compile_jobs = count_option(o->compile_jobs, 1, 1, "compile_jobs");
   c.autotune_top = count_option(o->autotune_top, 4, 0, "autotune_top");
   c.autotune_rounds = count_option(o->autotune_rounds, 5, 1, "autotune_rounds");
-  c.autotune_lt_algos = count_option(o->autotune_lt_algos, 1, 1, "autotune_lt_algos", kMaxLtAlgos);
+  c.autotune_lt_algos = count_option(o->autotune_lt_algos, 4, 1, "autotune_lt_algos", kMaxLtAlgos);
   c.select_depth = count_option(o->select_depth, 1, 1, "select_depth");
   return c;
 }

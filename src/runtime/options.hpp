@@ -31,7 +31,7 @@ struct RuntimeConfig {
   int compile_jobs = 1;
   int autotune_top = 4;
   int autotune_rounds = 5;
-  int autotune_lt_algos = 1;  // cuBLASLt heuristic algorithms autotune times (1: the top-1 only)
+  int autotune_lt_algos = 4;  // cuBLASLt heuristic algorithms autotune times (1: the top-1 only; lease 22: 4)
   int select_depth = 1;
   bool verbose = false;
   bool strict = false;  // calls the kernels cannot run are errors (select, autotune), not cuBLASLt calls

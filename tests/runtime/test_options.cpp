@@ -47,7 +47,7 @@ TEST(RuntimeOptions, DefaultsComeFromTheCacheHome) {
   EXPECT_EQ(c.compile_jobs, 1);
   EXPECT_EQ(c.autotune_top, 4);
   EXPECT_EQ(c.autotune_rounds, 5);
-  EXPECT_EQ(c.autotune_lt_algos, 1);
+  EXPECT_EQ(c.autotune_lt_algos, 4);
   EXPECT_EQ(c.select_depth, 1);
   EXPECT_FALSE(c.verbose);
   EXPECT_FALSE(c.strict);
@@ -118,7 +118,7 @@ TEST(RuntimeOptions, BadValuesAreOneClearLine) {
   o.autotune_rounds = 0;
   EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }),
             "runtime option autotune_rounds must be in [1, 1024] or -1 for the default (got 0)");
-  // autotune_lt_algos: the cuBLASLt heuristic's first 1 to 8 algorithms; -1 (init) is 1.
+  // autotune_lt_algos: the cuBLASLt heuristic's first 1 to 8 algorithms; -1 (init) is 4.
   EXPECT_EQ(defaults().autotune_lt_algos, -1);
   for (int v : {1, 8}) {
     o = defaults();

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <fstream>
 #include <thread>
 
@@ -44,6 +45,19 @@ std::string error_of(const std::function<void()>& f) {
 }
 
 }  // namespace
+
+// Autotune's winner: the fastest median, unless it beats cuBLASLt's top-1 by less than the margin.
+TEST(TunedWinner, TheTopOneKeepsCloseCalls) {
+  const double inf = std::numeric_limits<double>::infinity();
+  // candidates 0-1 (kernels), 2 (the top-1), 3 (cuBLASLt's next algorithm)
+  EXPECT_EQ(tuned_winner({9.0, 9.5, 10.0, 10.2}, 2), 0u);     // 10 % faster: the kernel
+  EXPECT_EQ(tuned_winner({9.95, 9.97, 10.0, 10.2}, 2), 2u);   // 0.5 % faster: within the margin
+  EXPECT_EQ(tuned_winner({9.95, 9.97, 10.0, 10.2}, 2, 0.0), 0u);
+  EXPECT_EQ(tuned_winner({11.0, inf, 10.0, 9.5}, 2), 3u);      // another algorithm, 5 % faster
+  EXPECT_EQ(tuned_winner({inf, inf, 10.0, inf}, 2), 2u);       // every other candidate failed
+  EXPECT_EQ(tuned_winner({9.0, 9.5, inf}, 2), 0u);             // no top-1 time: the fastest
+  EXPECT_DOUBLE_EQ(kTuneMargin, 0.01);
+}
 
 TEST(TuningFile, RecordsRoundTripWithQuotedKnobs) {
   const TuningRecord a = rec(4096), b = rec(16, kCublasWinner);

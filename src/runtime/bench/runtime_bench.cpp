@@ -158,6 +158,8 @@ class Bench {
     double max_seconds = 0;
     double mem_gb = 8;
     int lt_algos = -1;  // autotune_lt_algos; -1: the runtime's default
+    int autotune_top = -1;     // autotune_top; -1: the runtime's default
+    int autotune_rounds = -1;  // autotune_rounds; -1: the runtime's default
   };
 
   explicit Bench(Options o) : o_(std::move(o)) {
@@ -179,6 +181,8 @@ class Bench {
       if (!o_.tuning_file.empty()) ro.tuning_file(o_.tuning_file);
       if (!o_.model.empty()) ro.model_path(o_.model);
       if (o_.lt_algos > 0) ro.autotune_lt_algos(o_.lt_algos);
+      if (o_.autotune_top >= 0) ro.autotune_top(o_.autotune_top);
+      if (o_.autotune_rounds > 0) ro.autotune_rounds(o_.autotune_rounds);
       const auto t0 = Clock::now();
       rt_[i] = std::make_unique<cks::Runtime>(ro);
       create_ms_[i] = seconds_since(t0) * 1e3;
@@ -523,7 +527,11 @@ int main(int argc, char** argv) {
   app.add_option("--max-seconds", o.max_seconds, "stop after this many seconds (0: no limit)")->capture_default_str();
   app.add_option("--mem-gb", o.mem_gb, "operand copies of one problem, at most")->capture_default_str();
   app.add_option("--autotune-lt-algos", o.lt_algos,
-                 "cuBLASLt heuristic algorithms autotune times, 1 to 8 (default: the runtime's, 1)");
+                 "cuBLASLt heuristic algorithms autotune times, 1 to 8 (default: the runtime's, 4)");
+  app.add_option("--autotune-top", o.autotune_top,
+                 "ranked kernels autotune times besides cuBLASLt (default: the runtime's, 4)");
+  app.add_option("--autotune-rounds", o.autotune_rounds,
+                 "interleaved timing rounds of autotune (default: the runtime's, 5)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -965,7 +965,7 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
     us[i] = median(per_round);
   }
   ops.clear();
-  const size_t best = static_cast<size_t>(std::min_element(us.begin(), us.end()) - us.begin());
+  const size_t best = tuned_winner(us, n);
   if (!std::isfinite(us[n])) throw Error("autotune: cuBLASLt failed on " + problem_text(c.layout, c.m, c.n, c.k));
 
   std::string timed;
