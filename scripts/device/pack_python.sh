@@ -9,13 +9,18 @@
 #                                          top 1, from the libraries of the home compile cache $KCACHE
 #                                          (--cached-only: nothing is compiled here; 12 MB, 1 MB in xz)
 #
-#   PY=/path/to/python3.12 scripts/device/pack_python.sh      (KCACHE=.kcache BUILD=build by default)
+#   shapes.csv                             with SHAPES=FILE: runtime problems (m,n,k,layout) the check adds
+#                                          as cases (python_check.py --shapes), bundled as well
+#
+#   PY=/path/to/python3.12 scripts/device/pack_python.sh      (KCACHE=.kcache BUILD=build TOP=1 by default)
+# TOP=N bundles the model's top N of each problem (autotune mode, python_check.sh MODE=autotune, times them).
 # A change to python/cks/*.py only: scripts/device/repack_wheel.sh refreshes the wheel in seconds.
 # Then on the device (carry [".carry/py"]; move data/shards aside, the call carries at most 64 MiB):
 #   bash scripts/device/python_check.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-PY=${PY:-python3.12} KCACHE=${KCACHE:-.kcache} BUILD=${BUILD:-build}
+PY=${PY:-python3.12} KCACHE=${KCACHE:-.kcache} BUILD=${BUILD:-build} TOP=${TOP:-1} SHAPES=${SHAPES:-}
+[ -z "$SHAPES" ] || [ -f "$SHAPES" ] || { echo "pack_python.sh: SHAPES=$SHAPES is not a file" >&2; exit 2; }
 OUTDIR=.carry/py
 "$PY" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 12))' 2> /dev/null ||
   { echo "pack_python.sh: PY=$PY is not a Python 3.12 (the device's torch interpreter is 3.12)" >&2; exit 2; }
@@ -24,6 +29,7 @@ if ls "$KCACHE"/cks_*.so > /dev/null 2>&1; then
     { echo "pack_python.sh: no $BUILD/bin/cks or $BUILD/python/cks (build first: they make the bundle)" >&2; exit 2; }
 fi
 rm -rf "$OUTDIR" && mkdir -p "$OUTDIR"
+[ -z "$SHAPES" ] || cp "$SHAPES" "$OUTDIR/shapes.csv"
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
@@ -44,7 +50,7 @@ if ! ls "$KCACHE"/cks_*.so > /dev/null 2>&1; then
   echo "carry: [\".carry/py\"]  (and move data/shards aside: the call carries at most 64 MiB)"
   exit 0
 fi
-python3 scripts/device/python_check.py --problems > "$TMP/problems.csv"
+python3 scripts/device/python_check.py --problems ${SHAPES:+--shapes "$SHAPES"} > "$TMP/problems.csv"
 PYTHONPATH="$BUILD/python" python3 - "$TMP/problems.csv" > "$TMP/bundle.csv" <<'EOF'
 import csv, sys
 import cks
@@ -59,7 +65,7 @@ for r in csv.DictReader(open(sys.argv[1])):
 EOF
 mkdir -p "$TMP/kc"
 [ -d "$KCACHE" ] && cp "$KCACHE"/cks_*.so "$KCACHE"/cks_*.json "$TMP/kc/" 2> /dev/null || true
-"$BUILD/bin/cks" bundle --shapes "$TMP/bundle.csv" --top 1 --cached-only --cache "$TMP/kc" --out "$TMP/bundle" 2>&1 |
+"$BUILD/bin/cks" bundle --shapes "$TMP/bundle.csv" --top "$TOP" --cached-only --cache "$TMP/kc" --out "$TMP/bundle" 2>&1 |
   { grep -v "settled" || true; } >&2
 echo "pack_python.sh: $(ls "$TMP/bundle/kernels" 2> /dev/null | grep -c '\.so$') libraries in the bundle" >&2
 tar -cJf "$OUTDIR/bundle.tar.xz" -C "$TMP" bundle

@@ -11,8 +11,14 @@ Per case (a PyTorch product: shapes, which operands are transposed views or stri
 Then the op itself: torch.library.opcheck (schema, fake tensor, autograd registration, AOT dispatch),
 torch.compile of a function calling it, and its backward against torch's.
 
-    python3 scripts/device/python_check.py --out DIR [--compile-s 240]
-    python3 scripts/device/python_check.py --problems      # the runtime problems, CSV (no torch)
+    python3 scripts/device/python_check.py --out DIR [--compile-s 240] [--shapes CSV]
+    python3 scripts/device/python_check.py --problems [--shapes CSV]   # the runtime problems, CSV (no torch)
+
+--shapes CSV adds one case per runtime problem of the file (m,n,k,layout rows, as
+scripts/device/pack_runtime.sh writes .carry/rt/shapes.csv): the PyTorch product that cks.torch maps to
+that problem (tn: x @ w.t(), nn: x @ w, nt: x.t() @ w.t(), tt: x.t() @ w); the summary then also has the
+geomean and the problems below 0.98x over those cases (the runtime check's problems, against
+torch.matmul instead of cuBLASLt). The runtime's mode comes from $CKS_MODE (python_check.sh MODE=).
 """
 
 from __future__ import annotations
@@ -50,16 +56,28 @@ CASES = [
 ]
 
 
+def shape_cases(path: str) -> list[Case]:
+    """The PyTorch products that cks.torch maps to the runtime problems of a CSV (runtime_problem inverted)."""
+    out = []
+    with open(path) as f:
+        for r in csv.DictReader(f):
+            m, n, k, lay = int(r["m"]), int(r["n"]), int(r["k"]), r["layout"].strip().lower()
+            if len(lay) != 2 or any(ch not in "nt" for ch in lay):
+                sys.exit(f"python_check.py: {path}: layout '{lay}' (expected tn, nt, nn or tt)")
+            out.append(Case(f"rt_{m}x{n}x{k}_{lay}", n, m, k, a_t=lay[1] == "t", b_t=lay[0] == "t"))
+    return out
+
+
 def runtime_problem(c: Case) -> tuple[int, int, int, str]:
     """cks.torch's mapping without torch: row-major C = A B is column-major C^T = B^T A^T."""
     a_row = not c.a_t or c.strided
     return c.n, c.m, c.k, ("t" if c.b_t else "n") + ("n" if a_row else "t")
 
 
-def print_problems() -> None:
+def print_problems(cases: list[Case]) -> None:
     w = csv.writer(sys.stdout, lineterminator="\n")
     w.writerow(["m", "n", "k", "layout"])
-    for c in CASES:
+    for c in cases:
         w.writerow(runtime_problem(c))
 
 
@@ -144,9 +162,12 @@ def main() -> None:
     p.add_argument("--compile-s", type=float, default=240, help="wait at most this long for background compiles")
     p.add_argument("--compile-jobs", type=int, default=14, help="nvcc processes of the runtime's compile cache")
     p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--shapes", help="also the runtime problems of this CSV (m,n,k,layout), one case each")
     a = p.parse_args()
+    extra = shape_cases(a.shapes) if a.shapes else []
+    all_cases = CASES + [c for c in extra if c.name not in {x.name for x in CASES}]
     if a.problems:
-        print_problems()
+        print_problems(all_cases)
         return
 
     import torch
@@ -157,10 +178,10 @@ def main() -> None:
     t0 = time.perf_counter()
     rt = ct.configure(compile_jobs=a.compile_jobs)  # the rest from $CKS_MODE, $CKS_BUNDLE, ... (python_check.sh)
     print(f"runtime: {rt.describe()}", file=sys.stderr)
-    cases = {c.name: operands(torch, c, i) for i, c in enumerate(CASES)}
+    cases = {c.name: operands(torch, c, i) for i, c in enumerate(all_cases)}
     # First calls: bundle hits run the pick; misses run cuBLASLt and compile the pick in the background.
     first_ms: dict[str, float] = {}
-    for c in CASES:
+    for c in all_cases:
         x, y = cases[c.name]
         torch.cuda.synchronize()
         t = time.perf_counter()
@@ -174,7 +195,7 @@ def main() -> None:
     print(f"background compiles still running after the wait: {pending}", file=sys.stderr)
 
     rows = []
-    for c in CASES:
+    for c in all_cases:
         try:
             row = measure(torch, cks, ct, c, *cases[c.name], first_ms.get(c.name), a.reps)
         except Exception as e:
@@ -191,6 +212,8 @@ def main() -> None:
         "max_rel_err_torch": max((r["max_rel_err_torch"] for r in ok), default=None),
         "geomean_torch_over_cks": statistics.geometric_mean(r["torch_over_cks"] for r in ok) if ok else None,
         "sources": {s: sum(r["source"] == s for r in ok) for s in {r["source"] for r in ok}},
+        "mode": os.environ.get("CKS_MODE", "select"),
+        **shapes_summary([r for r in ok if r["case"].startswith("rt_")]),
         "op": check_op(torch, ct),
         "rows": rows,
     }
@@ -202,6 +225,24 @@ def main() -> None:
         w.writeheader()
         w.writerows(rows)
     print(json.dumps({k: v for k, v in summary.items() if k not in ("rows", "runtime")}), file=sys.stderr)
+
+
+def shapes_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The --shapes cases: torch.matmul's time over cks.torch.mm's, geomean by M regime (the runtime
+    problem's M, as the runtime check reports it), and the cases below 0.98."""
+    if not rows:
+        return {}
+    def regime(r: dict[str, Any]) -> str:
+        m = int(r["runtime_problem"].split("x")[0])
+        return "m<=64" if m <= 64 else "m65-2047" if m < 2048 else "m>=2048"
+    out: dict[str, Any] = {"shapes_cases": len(rows),
+                           "shapes_geomean_torch_over_cks": statistics.geometric_mean(r["torch_over_cks"] for r in rows)}
+    for g in ("m<=64", "m65-2047", "m>=2048"):
+        sub = [r["torch_over_cks"] for r in rows if regime(r) == g]
+        if sub:
+            out[f"shapes_geomean_{g}"] = statistics.geometric_mean(sub)
+    out["shapes_below_0.98"] = sorted((r["runtime_problem"], r["torch_over_cks"]) for r in rows if r["torch_over_cks"] < 0.98)
+    return out
 
 
 def measure(torch: Any, cks: Any, ct: Any, c: Case, x: Any, y: Any, first_ms: float | None, reps: int) -> dict[str, Any]:

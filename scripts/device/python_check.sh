@@ -14,12 +14,16 @@
 # Results under $OUT (5 files; a device command returns at most 8): python_check.json (summary and
 # rows), python_check.csv, python_select.json, check.log, machine.txt.
 #
-#   bash scripts/device/python_check.sh      # JOBS=14 COMPILE_S=240 by default
+#   bash scripts/device/python_check.sh      # JOBS=14 COMPILE_S=240 MODE=select by default
+# MODE=autotune runs cks.torch in autotune mode (its first call of a problem times the bundle's top
+# picks and cuBLASLt's algorithms); .carry/py/shapes.csv (pack_python.sh SHAPES=) adds those runtime
+# problems as cases (python_check.py --shapes): torch.matmul against cks.torch.mm on the runtime check's set.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 START=$(date +%s)
-JOBS=${JOBS:-14} COMPILE_S=${COMPILE_S:-240}
+JOBS=${JOBS:-14} COMPILE_S=${COMPILE_S:-240} MODE=${MODE:-select}
+case "$MODE" in select|autotune|cublas) ;; *) echo "python_check.sh: MODE must be select, autotune or cublas (got '$MODE')" >&2; exit 2;; esac
 OUTDIR=$(mkdir -p "${OUT:-out/python_check}" && cd "${OUT:-out/python_check}" && pwd)
 CARRY=$ROOT/.carry/py
 say() { echo "[python_check $(( $(date +%s) - START ))s] $*" >&2; }
@@ -37,9 +41,9 @@ python3 -m pip install -q --no-index --no-deps --no-compile --target "$SITE" "$C
   { echo "python_check.sh: the wheel did not install" >&2; exit 1; }
 export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
 
-# 2. The runtime's settings: select mode, the carried bundle, a fresh compile cache and tuning file.
+# 2. The runtime's settings: $MODE, the carried bundle, a fresh compile cache and tuning file.
 if [ ! -d third_party/cutlass/include ]; then mkdir -p third_party && tar -xJf "$CARRY/cutlass.tar.xz" -C third_party; fi
-export CKS_CUTLASS_DIR="$ROOT/third_party/cutlass" CKS_MODE=select CKS_COMPILE=1
+export CKS_CUTLASS_DIR="$ROOT/third_party/cutlass" CKS_MODE=$MODE CKS_COMPILE=1
 rm -rf /tmp/cks-bundle
 if [ -f "$CARRY/bundle.tar.xz" ]; then
   mkdir -p /tmp/cks-bundle && tar -xJf "$CARRY/bundle.tar.xz" -C /tmp/cks-bundle && export CKS_BUNDLE=/tmp/cks-bundle/bundle
@@ -66,7 +70,9 @@ cat "$OUTDIR/check.log" "$OUTDIR/python_select.json" >&2
 
 # 4. cks.torch against torch.matmul.
 say "python_check.py (background compiles: $JOBS jobs, at most ${COMPILE_S}s)"
+SHAPES=()
+[ -f "$CARRY/shapes.csv" ] && SHAPES=(--shapes "$CARRY/shapes.csv")
 (cd /tmp && PYTHONUNBUFFERED=1 python3 "$ROOT/scripts/device/python_check.py" --out "$OUTDIR" --compile-s "$COMPILE_S" \
-  --compile-jobs "$JOBS") 2>&1 | tee -a "$OUTDIR/check.log" >&2
+  --compile-jobs "$JOBS" "${SHAPES[@]}") 2>&1 | tee -a "$OUTDIR/check.log" >&2
 say "done; results in $OUTDIR"
 ls -la "$OUTDIR" >&2
