@@ -169,6 +169,50 @@ def _eager_fast_path(a: torch.Tensor, b: torch.Tensor) -> bool:
     )
 
 
+_BF16 = torch.bfloat16
+# The current stream's raw handle and the current device without torch.cuda's Python objects
+# (torch.cuda.current_stream() builds a Stream object: ~2 us a call); absent in a torch without
+# them, the fast path is _mm_impl.
+_raw_stream = getattr(torch._C, "_cuda_getCurrentRawStream", None)
+_current_device = getattr(torch._C, "_cuda_getDevice", None)
+
+
+def _packed_order(t: torch.Tensor, rows: int, cols: int) -> bool | None:
+    """True when t (rows x cols, both > 0) is packed row-major, False when packed column-major (the
+    transposed view of a contiguous tensor), None otherwise: _packed's test from the strides, without
+    the view t.t() builds (~1 us)."""
+    if t.is_contiguous():
+        return True
+    s0, s1 = t.stride()
+    if (rows == 1 or s0 == 1) and (cols == 1 or s1 == rows):
+        return False
+    return None
+
+
+def _mm_fast(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """_mm_impl for the eager fast path, with fewer Python-level torch calls (the host cost of a
+    small product: lease 22's Python check measured ~24 us a call against torch.matmul's ~15).
+    Anything unusual (an error to raise, an empty product, a strided operand, another device's
+    tensors) goes to _mm_impl, which behaves the same and says what is wrong."""
+    if a.dtype is not _BF16 or b.dtype is not _BF16 or a.dim() != 2 or b.dim() != 2 or _raw_stream is None:
+        return _mm_impl(a, b)
+    m, k = a.shape
+    k2, n = b.shape
+    dev = a.get_device()
+    if k != k2 or m == 0 or n == 0 or k == 0 or b.get_device() != dev or dev != _current_device():
+        return _mm_impl(a, b)
+    a_row = _packed_order(a, m, k)
+    b_row = _packed_order(b, k, n)
+    if a_row is None or b_row is None:
+        return _mm_impl(a, b)
+    out = a.new_empty((m, n))
+    rt = _runtime_handle if _runtime_handle is not None else runtime()
+    # As _plan: column-major Cᵀ (N x M) = Bᵀ · Aᵀ, b first; the row-major output is D with ldd = N.
+    rt.gemm(n, m, k, ("n" if b_row else "t") + ("n" if a_row else "t"), b.data_ptr(), a.data_ptr(), out.data_ptr(),
+            1.0, 0.0, _raw_stream(dev))
+    return out
+
+
 def mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """a @ b for 2-D CUDA bfloat16 tensors (the op ``torch.ops.cks.mm``), FP32 accumulation.
 
@@ -176,5 +220,5 @@ def mm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     implementation, called directly); under autograd, tracing, torch.compile or a fake or
     dispatch mode it is the op ``torch.ops.cks.mm``."""
     if _eager_fast_path(a, b):
-        return _mm_impl(a, b)
+        return _mm_fast(a, b)
     return torch.ops.cks.mm(a, b)
