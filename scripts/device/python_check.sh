@@ -46,7 +46,11 @@ if [ ! -d third_party/cutlass/include ]; then mkdir -p third_party && tar -xJf "
 export CKS_CUTLASS_DIR="$ROOT/third_party/cutlass" CKS_MODE=$MODE CKS_COMPILE=1
 rm -rf /tmp/cks-bundle
 if [ -f "$CARRY/bundle.tar.xz" ]; then
-  mkdir -p /tmp/cks-bundle && tar -xJf "$CARRY/bundle.tar.xz" -C /tmp/cks-bundle && export CKS_BUNDLE=/tmp/cks-bundle/bundle
+  # A bundle that does not unpack whole is an error, not a silent run without it (lease 22's first
+  # autotune check ran with kernels/ but no index.json, every product on cuBLASLt).
+  mkdir -p /tmp/cks-bundle && tar -xJf "$CARRY/bundle.tar.xz" -C /tmp/cks-bundle && [ -f /tmp/cks-bundle/bundle/index.json ] ||
+    { echo "python_check.sh: $CARRY/bundle.tar.xz did not unpack into /tmp/cks-bundle/bundle (index.json missing)" >&2; exit 1; }
+  export CKS_BUNDLE=/tmp/cks-bundle/bundle
 else  # packed without a home compile cache: every pick is compiled in the background
   unset CKS_BUNDLE
 fi

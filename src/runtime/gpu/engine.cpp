@@ -180,7 +180,8 @@ struct Engine::Entry {
   std::atomic<LtPlan*> plans[3] = {nullptr, nullptr, nullptr};  // by operand alignment 256, 16, 2
   std::atomic<LtPlan*> algo_plan{nullptr};  // alignment 256, the choice's lt_algo > 0 (autotune)
   std::vector<std::unique_ptr<LtPlan>> plan_store;
-  std::optional<Candidate> pending;  // the pick being compiled
+  std::optional<Candidate> pending;  // the pick being compiled (select)
+  std::optional<std::vector<Candidate>> retune;  // autotune's candidates, some compiling: tuned once all are settled
   std::atomic<uint64_t> seen_generation{0};
   std::atomic<uint64_t> calls{0}, fallback_calls{0};
   std::string last_fallback;
@@ -555,6 +556,7 @@ void Engine::maybe_upgrade(Entry& e, const Call& c) {
   if (!cs) return;
   const uint64_t g = cs->generation();
   if (g == e.seen_generation.load(std::memory_order_acquire)) return;
+  if (maybe_retune(e, c, *cs, g)) return;
   std::lock_guard lk(e.mu);
   const Choice* cur = e.choice.load(std::memory_order_acquire);
   if (!cur->compile_pending || !e.pending) return;
@@ -574,6 +576,36 @@ void Engine::maybe_upgrade(Entry& e, const Call& c) {
   }
   e.pending.reset();
   e.install(std::move(ch));
+}
+
+bool Engine::maybe_retune(Entry& e, const Call& c, CompileService& cs, uint64_t generation) {
+  std::vector<Candidate> ranked;
+  {
+    std::lock_guard lk(e.mu);
+    if (!e.retune) return false;
+    e.seen_generation.store(generation, std::memory_order_release);
+    for (const auto& cand : *e.retune)
+      if (cs.status(cand.kernel_id).state == CompileService::State::pending) return true;  // not yet
+    // Not inside graph capture: the tuning launches and synchronizes (a later call tunes).
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(c.stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone) {
+      e.seen_generation.store(generation - 1, std::memory_order_release);
+      return true;
+    }
+    ranked = std::move(*e.retune);
+    e.retune.reset();
+  }
+  // One tuning per entry (resolve_mu, as the first resolution); autotune takes e.mu itself.
+  std::lock_guard rl(e.resolve_mu);
+  std::string note = "after the background compiles";
+  std::unique_ptr<Choice> ch = autotune(e, c, ranked, note);
+  if (config_.verbose)
+    std::fprintf(stderr, "cks runtime: autotune %s -> %s%s%s (after the background compiles)\n",
+                 problem_text(c.layout, c.m, c.n, c.k).c_str(), std::string(to_string(ch->source)).c_str(),
+                 ch->kernel_id.empty() ? "" : " ", ch->kernel_id.c_str());
+  std::lock_guard lk(e.mu);
+  e.install(std::move(ch));
+  return true;
 }
 
 void Engine::run_choice(const Choice& ch, Entry& e, const Call& c) {
@@ -776,13 +808,32 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
       }
     }
   }
-  // The candidates available now (bundled or compiled before): no compile is started.
+  // The candidates available now (bundled or compiled before); those no bundle holds are compiled
+  // in the background (compile_on_miss), and the problem runs on cuBLASLt until every one of them
+  // is settled (compiled or failed): then the next call tunes (maybe_upgrade).
+  uint64_t generation = 0;
+  {
+    std::string ignored;
+    if (CompileService* cs = compiler(ignored)) generation = cs->generation();
+  }
   std::vector<std::unique_ptr<Choice>> kernels;
   std::string whys;
+  size_t compiling = 0;
   for (const auto& cand : ranked) {
     std::string why;
-    if (auto ch = kernel_choice(cand, c, Source::tuned, why, false)) kernels.push_back(std::move(ch));
+    bool started = false;
+    if (auto ch = kernel_choice(cand, c, Source::tuned, why, true, &started)) kernels.push_back(std::move(ch));
     else whys += (whys.empty() ? "" : "; ") + why;
+    if (started) ++compiling;
+  }
+  if (compiling > 0) {
+    auto ch = cublas_choice("autotune: tuning once " + std::to_string(compiling) + " of the top " +
+                            std::to_string(ranked.size()) + " are compiled (" + whys + ")");
+    ch->compile_pending = true;
+    std::lock_guard lk(e.mu);
+    e.retune = ranked;
+    e.seen_generation.store(generation);
+    return ch;
   }
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   cuda_check(cudaStreamIsCapturing(c.stream, &capture), "cudaStreamIsCapturing");

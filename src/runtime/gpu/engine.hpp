@@ -103,12 +103,14 @@ class Engine {
   void resolve(Entry& e, const Call& c);
   std::vector<Candidate> ranking(const Call& c, size_t depth, std::string& note);
   // The candidate as a runnable kernel choice, or nullptr with `why` (not bundled, compiling, ...).
-  // `compile`: start compiling a pick no bundle holds (select mode); *compiling says it did.
+  // `compile`: start compiling a pick no bundle holds (select and autotune); *compiling says it did.
   std::unique_ptr<Choice> kernel_choice(const Candidate& cand, const Call& c, Source source, std::string& why,
                                         bool compile, bool* compiling = nullptr);
   std::unique_ptr<Choice> cublas_choice(std::string reason) const;
   std::unique_ptr<Choice> autotune(Entry& e, const Call& c, const std::vector<Candidate>& ranked, std::string& note);
   void maybe_upgrade(Entry& e, const Call& c);
+  // Autotune's deferred tuning (Entry::retune): true when the entry waits for or ran it.
+  bool maybe_retune(Entry& e, const Call& c, CompileService& cs, uint64_t generation);
   void run_choice(const Choice& ch, Entry& e, const Call& c);
   void run_kernel(const Choice& ch, const Call& c);
   void run_cublas(Entry& e, const Call& c, int algo = 0);  // algo: the heuristic's index (256-byte-aligned calls)
