@@ -182,6 +182,9 @@ struct TrainOptions {
   // B = relevance_bands (cks/models.hpp labels); XGBoost 1.7's num_pairsample.
   int relevance_bands = kRelevanceBands;
   int num_pairsample = 1;
+  // reg:squarederror only: each row weighs y^top_weight (y = throughput / the group's best), so the
+  // loss spends the trees near the top of each group, where the pick is made (0 = unweighted).
+  double top_weight = 0.0;
   // Ridge: ell2 shrinkage lambda on the standardised features.
   double ridge_lambda = 1.0;
   // MLP.

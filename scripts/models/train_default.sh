@@ -7,6 +7,8 @@
 # with the lowest 3-fold cross-validated regret after lease 9 (docs/models.md, "Lease 9").
 # The per-run cuBLAS normalization of load_dataset is on (the default, docs/models.md).
 #   scripts/models/train_default.sh [OUT]          (about 4 minutes on 2 cores)
+# TOP_WEIGHT=P weighs each training row by y^P (y = its throughput over its group's best; cks train
+# --top-weight): r10w4 of NOTES.md (session 19) is TOP_WEIGHT=4 on the shards through lease 21.
 # The model records its training groups' measured leaders ("evidence", docs/models.md), which the
 # selector's default adds to its prefilter. The shipped model (r7 in NOTES.md, shipped after
 # leases 17 and 18 measured it side by side against r6) was trained on the shards up to lease 16
@@ -31,5 +33,5 @@ fi
   --eta 0.08584837890435894 --max-depth 9 --rounds 587 --early-stopping 0 \
   --min-child-weight 0.719430966016115 --subsample 0.798399128036934 --colsample-bytree 0.5011748877454569 \
   --reg-lambda 27.724468014215443 --max-bin 128 --max-cat-to-onehot 8 \
-  --max-candidates 600 --keep-top 300 \
+  --max-candidates 600 --keep-top 300 ${TOP_WEIGHT:+--top-weight "$TOP_WEIGHT"} \
   --seed 0 --threads 2 --run-normalize on --out "${1:-models/default.json}"

@@ -151,6 +151,9 @@ void add_train_options(CLI::App* cmd, TrainOptions& o) {
   cmd->add_option("--relevance-bands", o.relevance_bands,
                   "xgboost ranking objectives: relevance = max(0, B - band), B bands get a positive label")->transform(uint_in(1, 1000))
       ->capture_default_str();
+  cmd->add_option("--top-weight", o.top_weight,
+                  "xgboost reg:squarederror: weigh each row by y^P (y = throughput / the group's best; 0 = unweighted)")
+      ->check(non_negative_real())->capture_default_str();
   cmd->add_option("--num-pairsample", o.num_pairsample, "xgboost ranking objectives: pairs sampled per instance")->transform(positive_count())
       ->capture_default_str();
   cmd->add_option("--lambda", o.ridge_lambda, "ridge: l2 shrinkage")->check(non_negative_real())->capture_default_str();

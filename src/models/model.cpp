@@ -85,6 +85,7 @@ nlohmann::json TrainOptions::to_json() const {
   }
   extra("relevance_bands", relevance_bands, d.relevance_bands);
   extra("num_pairsample", num_pairsample, d.num_pairsample);
+  extra("top_weight", top_weight, d.top_weight);
   extra("dropout", dropout, d.dropout);
   extra("weight_decay", weight_decay, d.weight_decay);
   extra("batch_rows", batch_rows, d.batch_rows);
@@ -118,6 +119,7 @@ TrainOptions TrainOptions::from_json(const nlohmann::json& j) {
   get("early_stopping_refit", o.early_stopping_refit);
   get("relevance_bands", o.relevance_bands);
   get("num_pairsample", o.num_pairsample);
+  get("top_weight", o.top_weight);
   get("ridge_lambda", o.ridge_lambda);
   get("hidden", o.hidden);
   get("epochs", o.epochs);

@@ -207,7 +207,7 @@ namespace {
 // A DMatrix of the rows of `data` (the kept `columns`, empty = all) with feature names and types,
 // labels and, for ranking, query groups.
 void make_dmatrix(DMatrix& m, const Dataset& data, const std::vector<uint32_t>& columns, bool ranking,
-                  const std::vector<float>& label) {
+                  const std::vector<float>& label, double top_weight = 0) {
   const XgbApi& api = XgbApi::get();
   const FeatureSchema& schema = FeatureSchema::get();
   const size_t cols = columns.empty() ? data.x.cols : columns.size();
@@ -230,6 +230,11 @@ void make_dmatrix(DMatrix& m, const Dataset& data, const std::vector<uint32_t>& 
   set_str("feature_name", names);
   set_str("feature_type", types);
   api.check(api.XGDMatrixSetFloatInfo(m.h, "label", label.data(), label.size()), "set labels");
+  if (top_weight > 0) {  // reg:squarederror only (checked by the caller): y^top_weight per row
+    std::vector<float> w(data.y.size());
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(std::pow(std::max(double(data.y[i]), 1e-6), top_weight));
+    api.check(api.XGDMatrixSetFloatInfo(m.h, "weight", w.data(), w.size()), "set weights");
+  }
   if (ranking) {
     std::vector<unsigned> sizes;
     for (const auto& g : data.groups) sizes.push_back(static_cast<unsigned>(g.size()));
@@ -315,6 +320,9 @@ std::unique_ptr<Model> train_xgboost(const Dataset& data, const TrainOptions& o,
     throw Error("--max-cat-to-onehot and --max-cat-threshold must be >= 1");
   if (o.relevance_bands < 1 || o.relevance_bands > kGradeMax) throw Error("--relevance-bands must be in [1, 31]");
   if (o.num_pairsample < 1) throw Error("--num-pairsample must be >= 1");
+  if (!(o.top_weight >= 0) || !std::isfinite(o.top_weight)) throw Error("--top-weight must be a finite number >= 0");
+  if (o.top_weight > 0 && o.objective != "reg:squarederror")
+    throw Error("--top-weight applies to --objective reg:squarederror only (got " + o.objective + ")");
   if (o.early_stopping < 0) throw Error("--early-stopping must be >= 0");
   if (o.early_stopping > 0 && !(o.early_stopping_fraction > 0 && o.early_stopping_fraction < 1))
     throw Error("--early-stopping-fraction must be in (0, 1)");
@@ -340,8 +348,10 @@ std::unique_ptr<Model> train_xgboost(const Dataset& data, const TrainOptions& o,
   const Dataset& fit = early ? fit_part : data;
 
   DMatrix train, valid;
-  make_dmatrix(train, fit, columns, ranking, ranking ? ranking_label(fit, o.relevance_bands) : fit.y);
-  if (early) make_dmatrix(valid, held_part, columns, ranking, ranking ? ranking_label(held_part, o.relevance_bands) : held_part.y);
+  make_dmatrix(train, fit, columns, ranking, ranking ? ranking_label(fit, o.relevance_bands) : fit.y, o.top_weight);
+  if (early)
+    make_dmatrix(valid, held_part, columns, ranking, ranking ? ranking_label(held_part, o.relevance_bands) : held_part.y,
+                 o.top_weight);
 
   Booster booster;
   DMatrixHandle cached[2] = {train.h, valid.h};

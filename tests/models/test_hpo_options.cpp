@@ -91,7 +91,7 @@ TEST(HpoOptions, DefaultOptionsKeepTheModelFileFormat) {
   // A default model's options carry none of the tuning keys (its bytes stay as before).
   const nlohmann::json j = TrainOptions{}.to_json();
   for (const char* key : {"features", "l1", "gamma", "max_cat_to_onehot", "early_stopping", "relevance_bands",
-                          "num_pairsample", "dropout", "weight_decay", "batch_rows"})
+                          "num_pairsample", "dropout", "weight_decay", "batch_rows", "top_weight"})
     EXPECT_FALSE(j.contains(key)) << key;
   TrainOptions o;
   o.features = "core+arch";
@@ -105,6 +105,39 @@ TEST(HpoOptions, DefaultOptionsKeepTheModelFileFormat) {
   EXPECT_EQ(back.early_stopping, 7);
   EXPECT_EQ(back.dropout, 0.25);
   EXPECT_EQ(back.batch_rows, 512);
+}
+
+// --top-weight P (reg:squarederror): rows weigh y^P, recorded in the model file; it changes the trees,
+// is deterministic, and a ranking objective or a bad P is one clear error.
+TEST(HpoTopWeight, WeighsTheTopRowsAndIsRecorded) {
+  if (!models_detail::xgboost_library_available()) GTEST_SKIP() << "libxgboost not installed";
+  TrainOptions o;
+  o.objective = "reg:squarederror";
+  o.rounds = 20;
+  o.max_depth = 4;
+  o.threads = 1;
+  const auto plain = train_model(train_part(), o);
+  o.top_weight = 4;
+  const auto weighted = train_model(train_part(), o);
+  EXPECT_EQ(nlohmann::json::parse(weighted->serialize())["options"]["top_weight"], 4.0);
+  EXPECT_FALSE(nlohmann::json::parse(plain->serialize())["options"].contains("top_weight"));
+  EXPECT_NE(scores_of(*weighted, data().x), scores_of(*plain, data().x));
+  EXPECT_EQ(train_model(train_part(), o)->serialize(), weighted->serialize());
+  EXPECT_EQ(TrainOptions::from_json(o.to_json()).top_weight, 4.0);
+  o.objective = "rank:ndcg";
+  EXPECT_THROW(
+      {
+        try {
+          train_model(train_part(), o);
+        } catch (const Error& e) {
+          EXPECT_STREQ(e.what(), "--top-weight applies to --objective reg:squarederror only (got rank:ndcg)");
+          throw;
+        }
+      },
+      Error);
+  o.objective = "reg:squarederror";
+  o.top_weight = -1;
+  EXPECT_THROW(train_model(train_part(), o), Error);
 }
 
 TEST(HpoFeatureSets, XgboostMaskIsRecordedAndApplied) {
