@@ -20,9 +20,11 @@
  *   "select"    the model's top-1 for the problem when a bundle (or the compile cache) holds it;
  *               otherwise cuBLASLt (cks_runtime_query says why), and, with the compile cache on,
  *               the pick is compiled in the background and used once ready;
- *   "autotune"  on the first call of a problem: times the model's top-k candidates that are
- *               available and cuBLASLt, interleaved, keeps the fastest and appends it to the tuning
- *               file, which later processes reuse;
+ *   "autotune"  on the first call of a problem: times the model's top-k candidates and cuBLASLt's
+ *               first algorithms, interleaved, keeps the fastest and appends it to the tuning
+ *               file, which later processes reuse; with the compile cache on, candidates no bundle
+ *               holds are compiled in the background first (cuBLASLt meanwhile), and the first call
+ *               after they are settled tunes;
  *   "cublas"    cuBLASLt only (the reference).
  * What the CUTLASS kernels cannot run (M or a contiguous dimension not a multiple of 8, pointers
  * not 16-byte aligned, beta != 0) runs on cuBLASLt in every mode, and the query says so; with
@@ -31,8 +33,8 @@
  * Every function returns 0 on success and -1 on failure; cks_runtime_last_error() then holds one
  * line (thread-local, valid until the next failing call on the same thread). No C++ exception
  * crosses this boundary. A handle may be used from several threads and streams at once; calls are
- * asynchronous (stream-ordered) except the first call of a problem in autotune mode, which times
- * candidates on a private stream and waits for them. docs/library.md, "The GEMM runtime".
+ * asynchronous (stream-ordered) except the call of a problem in autotune mode that tunes it, which
+ * times candidates on a private stream and waits for them. docs/library.md, "The GEMM runtime".
  */
 #ifndef CKS_RUNTIME_H
 #define CKS_RUNTIME_H
