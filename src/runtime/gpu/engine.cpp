@@ -598,7 +598,15 @@ bool Engine::maybe_retune(Entry& e, const Call& c, CompileService& cs, uint64_t 
   // One tuning per entry (resolve_mu, as the first resolution); autotune takes e.mu itself.
   std::lock_guard rl(e.resolve_mu);
   std::string note = "after the background compiles";
-  std::unique_ptr<Choice> ch = autotune(e, c, ranked, note);
+  std::unique_ptr<Choice> ch;
+  try {
+    ch = autotune(e, c, ranked, note);
+  } catch (...) {  // as a first resolution that throws: the call fails, a later call tunes again
+    std::lock_guard lk(e.mu);
+    e.retune = std::move(ranked);
+    e.seen_generation.store(generation - 1, std::memory_order_release);
+    throw;
+  }
   if (config_.verbose)
     std::fprintf(stderr, "cks runtime: autotune %s -> %s%s%s (after the background compiles)\n",
                  problem_text(c.layout, c.m, c.n, c.k).c_str(), std::string(to_string(ch->source)).c_str(),
