@@ -9,6 +9,8 @@
 #   scripts/models/train_default.sh [OUT]          (about 4 minutes on 2 cores)
 # TOP_WEIGHT=P weighs each training row by y^P (y = its throughput over its group's best; cks train
 # --top-weight): r10w4 of NOTES.md (session 19) is TOP_WEIGHT=4 on the shards through lease 21.
+# SEED=S (default 0) is the training seed (row and column subsampling): models of one recipe and two
+# seeds differ by as much as ~0.5 points of measured regret (session 19, NOTES.md).
 # The model records its training groups' measured leaders ("evidence", docs/models.md), which the
 # selector's default adds to its prefilter. The shipped model (r7 in NOTES.md, shipped after
 # leases 17 and 18 measured it side by side against r6) was trained on the shards up to lease 16
@@ -34,4 +36,4 @@ fi
   --min-child-weight 0.719430966016115 --subsample 0.798399128036934 --colsample-bytree 0.5011748877454569 \
   --reg-lambda 27.724468014215443 --max-bin 128 --max-cat-to-onehot 8 \
   --max-candidates 600 --keep-top 300 ${TOP_WEIGHT:+--top-weight "$TOP_WEIGHT"} \
-  --seed 0 --threads 2 --run-normalize on --out "${1:-models/default.json}"
+  --seed "${SEED:-0}" --threads 2 --run-normalize on --out "${1:-models/default.json}"
