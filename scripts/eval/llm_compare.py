@@ -10,7 +10,9 @@ seed 0), and the same over the groups where the two picks differ. Single-pass ro
 and best may have run at different clocks (scripts/eval/clock_matched.py), which is noise common to
 both models only where they pick the same candidate.
 """
-import csv, lzma, random, statistics as st, sys
+import csv, lzma, statistics as st, sys
+
+from paired import bootstrap_interval
 
 if len(sys.argv) < 3:
     sys.exit(__doc__)
@@ -35,9 +37,8 @@ for name, keys in (("both covered", common), ("the picks differ", differ)):
     if not keys:
         continue
     d = [float(new[g]["regret"]) - float(base[g]["regret"]) for g in keys]
-    rng = random.Random(0)
-    boot = sorted(st.mean(rng.choices(d, k=len(d))) for _ in range(4000))
+    lo, hi = bootstrap_interval(d)
     print(f"{name} ({len(keys)} groups): {base_name} {100 * st.mean(float(base[g]['regret']) for g in keys):.2f} %, "
           f"{new_name} {100 * st.mean(float(new[g]['regret']) for g in keys):.2f} %; {new_name} minus {base_name} "
-          f"{100 * st.mean(d):+.2f} points (95 % {100 * boot[100]:+.2f} to {100 * boot[3899]:+.2f}); "
+          f"{100 * st.mean(d):+.2f} points (95 % {100 * lo:+.2f} to {100 * hi:+.2f}); "
           f"better in {sum(x < 0 for x in d)}, worse in {sum(x > 0 for x in d)}")

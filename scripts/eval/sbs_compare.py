@@ -11,7 +11,9 @@ within 1 %, the top-4 mean, the geomean of pick / cuBLAS (all, and M >= 2048), t
 paired difference of the two deployed picks with a bootstrap interval.
 Lease 15 (NOTES.md): NEW = r5 with evidence, BASE = r3; lease 16: NEW = r6, BASE = r5.
 """
-import csv, math, random, statistics as st, sys
+import csv, math, statistics as st, sys
+
+from paired import bootstrap_interval
 
 new = {r['base_key']: r for r in csv.DictReader(open(sys.argv[1]))}
 base = {r['base_key']: r for r in csv.DictReader(open(sys.argv[2]))}
@@ -77,9 +79,8 @@ for sname, keys in sets.items():
     d = [float(base[k]['deployed_regret']) - float(new[k]['deployed_regret']) for k in keys
          if k in base and new[k].get('deployed_regret', '') != '' and base[k].get('deployed_regret', '') != '']
     if d:
-        rng = random.Random(0)
-        boot = sorted(st.mean(rng.choices(d, k=len(d))) for _ in range(4000))
+        lo, hi = bootstrap_interval(d)
         print(f"\npaired over {len(d)} groups: {base_name} deployed minus {new_name} deployed = "
-              f"{100 * st.mean(d):+.2f} points (95 % bootstrap interval {100 * boot[100]:+.2f} to "
-              f"{100 * boot[3899]:+.2f}); {new_name} better in {sum(x > 0 for x in d)}, worse in "
+              f"{100 * st.mean(d):+.2f} points (95 % bootstrap interval {100 * lo:+.2f} to "
+              f"{100 * hi:+.2f}); {new_name} better in {sum(x > 0 for x in d)}, worse in "
               f"{sum(x < 0 for x in d)}, the same in {sum(x == 0 for x in d)}")
