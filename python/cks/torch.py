@@ -194,7 +194,9 @@ def _mm_fast(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     small product: lease 22's Python check measured ~24 us a call against torch.matmul's ~15).
     Anything unusual (an error to raise, an empty product, a strided operand, another device's
     tensors) goes to _mm_impl, which behaves the same and says what is wrong."""
-    if a.dtype is not _BF16 or b.dtype is not _BF16 or a.dim() != 2 or b.dim() != 2 or _raw_stream is None or _current_device is None:
+    if _raw_stream is None or _current_device is None:
+        return _mm_impl(a, b)
+    if a.dtype is not _BF16 or b.dtype is not _BF16 or a.dim() != 2 or b.dim() != 2:
         return _mm_impl(a, b)
     m, k = a.shape
     k2, n = b.shape
