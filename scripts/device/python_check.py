@@ -7,7 +7,10 @@ Per case (a PyTorch product: shapes, which operands are transposed views or stri
   * what the runtime dispatched to (cks.torch.query: bundle, compiled, cublas; kernel, reason);
   * time per call with CUDA events: cks.torch.mm (its eager fast path), torch.ops.cks.mm (the op's dispatch)
     and torch.matmul interleaved, --reps rounds of
-    back-to-back calls of at least ~200 us each; medians, TFLOP/s, ratio to torch.matmul.
+    back-to-back calls of at least ~200 us each; medians, TFLOP/s, ratio to torch.matmul (of the
+    medians, and paired: the median over rounds of each round's torch.matmul time over cks.torch.mm's,
+    the two timed next to each other, with the interquartile range of those per-round ratios: the GPU's
+    clock moves by several percent between rounds, and a pairing within a round cancels most of it).
 Then the op itself: torch.library.opcheck (schema, fake tensor, autograd registration, AOT dispatch),
 torch.compile of a function calling it, and its backward against torch's.
 
@@ -96,9 +99,10 @@ def max_rel_err(torch: Any, out: Any, ref: Any) -> float:
     return float((out.float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
 
 
-def time_interleaved(torch: Any, fns: dict[str, Any], reps: int, min_us: float = 200.0) -> dict[str, float]:
-    """Median microseconds per call of each function, interleaved over reps rounds; each round
-    times a batch of back-to-back calls (at least min_us long) between CUDA events."""
+def time_interleaved(torch: Any, fns: dict[str, Any], reps: int, min_us: float = 200.0) -> dict[str, list[float]]:
+    """Microseconds per call of each function in each of reps interleaved rounds (the order reversed
+    every other round); each round times a batch of back-to-back calls (at least min_us long) between
+    CUDA events."""
     for f in fns.values():  # warm-up (and the batch size)
         f()
     torch.cuda.synchronize()
@@ -120,7 +124,19 @@ def time_interleaved(torch: Any, fns: dict[str, Any], reps: int, min_us: float =
             end.record()
             end.synchronize()
             times[name].append(start.elapsed_time(end) * 1e3 / batch)
-    return {name: statistics.median(v) for name, v in times.items()}
+    return times
+
+
+def paired_ratio(num: list[float], den: list[float]) -> tuple[float, float, float]:
+    """The median and quartiles (q1, q3) over rounds of num[i] / den[i]: e.g. torch.matmul's time over
+    cks.torch.mm's in the same round, so a clock change between rounds moves both."""
+    if len(num) != len(den) or not num:
+        raise ValueError(f"paired_ratio: {len(num)} and {len(den)} rounds (need the same, at least one)")
+    ratios = sorted(a / b for a, b in zip(num, den))
+    if len(ratios) == 1:
+        return ratios[0], ratios[0], ratios[0]
+    q1, _, q3 = statistics.quantiles(ratios, n=4, method="inclusive")
+    return statistics.median(ratios), q1, q3
 
 
 def check_op(torch: Any, ct: Any) -> dict[str, Any]:
@@ -161,7 +177,7 @@ def main() -> None:
     p.add_argument("--out", default="out/python_check")
     p.add_argument("--compile-s", type=float, default=240, help="wait at most this long for background compiles")
     p.add_argument("--compile-jobs", type=int, default=14, help="nvcc processes of the runtime's compile cache")
-    p.add_argument("--reps", type=int, default=7)
+    p.add_argument("--reps", type=int, default=11)
     p.add_argument("--shapes", help="also the runtime problems of this CSV (m,n,k,layout), one case each")
     a = p.parse_args()
     extra = shape_cases(a.shapes) if a.shapes else []
@@ -242,6 +258,19 @@ def shapes_summary(rows: list[dict[str, Any]]) -> dict[str, Any]:
         if sub:
             out[f"shapes_geomean_{g}"] = statistics.geometric_mean(sub)
     out["shapes_below_0.98"] = sorted((r["runtime_problem"], r["torch_over_cks"]) for r in rows if r["torch_over_cks"] < 0.98)
+    # Paired within rounds (older rows lack it): the geomean, the problems whose median per-round ratio
+    # is below 0.98, and those of them where three rounds in four agree (q3 < 0.98: beyond the noise).
+    paired = [r for r in rows if "torch_over_cks_paired" in r]
+    if paired:
+        out["shapes_geomean_paired"] = statistics.geometric_mean(r["torch_over_cks_paired"] for r in paired)
+        for g in ("m<=64", "m65-2047", "m>=2048"):
+            sub = [r["torch_over_cks_paired"] for r in paired if regime(r) == g]
+            if sub:
+                out[f"shapes_geomean_paired_{g}"] = statistics.geometric_mean(sub)
+        out["shapes_below_0.98_paired"] = sorted(
+            (r["runtime_problem"], r["torch_over_cks_paired"], r["paired_q1"], r["paired_q3"])
+            for r in paired if r["torch_over_cks_paired"] < 0.98)
+        out["shapes_below_0.98_beyond_noise"] = [p for p in out["shapes_below_0.98_paired"] if p[3] < 0.98]
     return out
 
 
@@ -254,8 +283,10 @@ def measure(torch: Any, cks: Any, ct: Any, c: Case, x: Any, y: Any, first_ms: fl
     err = max_rel_err(torch, ct.mm(x, y), ref)
     err_torch = max_rel_err(torch, torch.matmul(x, y), ref)
     # cks.torch.mm (eager fast path), the same product through the custom op's dispatch, and torch.
-    us = time_interleaved(torch, {"cks": lambda: ct.mm(x, y), "cks_op": lambda: torch.ops.cks.mm(x, y),
-                                  "torch": lambda: torch.matmul(x, y)}, reps)
+    times = time_interleaved(torch, {"cks": lambda: ct.mm(x, y), "cks_op": lambda: torch.ops.cks.mm(x, y),
+                                     "torch": lambda: torch.matmul(x, y)}, reps)
+    us = {name: statistics.median(v) for name, v in times.items()}
+    paired, q1, q3 = paired_ratio(times["torch"], times["cks"])
     flop = 2.0 * c.m * c.n * c.k
     m, n, k, layout = ct.problem(x, y)
     try:
@@ -271,6 +302,7 @@ def measure(torch: Any, cks: Any, ct: Any, c: Case, x: Any, y: Any, first_ms: fl
         "us_cks": round(us["cks"], 3), "us_cks_op": round(us["cks_op"], 3), "us_torch": round(us["torch"], 3),
         "tflops_cks": round(flop / us["cks"] / 1e6, 1), "tflops_torch": round(flop / us["torch"] / 1e6, 1),
         "torch_over_cks": round(us["torch"] / us["cks"], 4),
+        "torch_over_cks_paired": round(paired, 4), "paired_q1": round(q1, 4), "paired_q3": round(q3, 4),
     }
 
 

@@ -30,3 +30,34 @@ def test_a_bad_layout_is_one_error(tmp_path: pathlib.Path) -> None:
     f.write_text("m,n,k,layout\n8,8,8,tx\n")
     with pytest.raises(SystemExit, match=r"layout 'tx' \(expected tn, nt, nn or tt\)"):
         pc.shape_cases(str(f))
+
+
+def test_paired_ratio_cancels_a_clock_change_between_rounds() -> None:
+    # Round 2 ran ~8 % slower for both (the GPU's clock moved): the ratio of the medians mixes rounds,
+    # the per-round ratios do not.
+    torch_us = [100.0, 108.0, 100.0, 108.0, 100.0]
+    cks_us = [98.0, 105.8, 98.0, 105.8, 98.0]
+    med, q1, q3 = pc.paired_ratio(torch_us, cks_us)
+    assert med == pytest.approx(100.0 / 98.0, rel=1e-3)
+    assert q1 <= med <= q3
+    with pytest.raises(ValueError, match="same"):
+        pc.paired_ratio([1.0, 2.0], [1.0])
+
+
+def test_shapes_summary_reports_paired_ratios_and_what_lies_beyond_the_noise() -> None:
+    rows = [
+        {"runtime_problem": "8x4096x4096 tn", "torch_over_cks": 0.95, "torch_over_cks_paired": 0.97,
+         "paired_q1": 0.93, "paired_q3": 1.01},
+        {"runtime_problem": "4096x4096x4096 tn", "torch_over_cks": 0.96, "torch_over_cks_paired": 0.96,
+         "paired_q1": 0.955, "paired_q3": 0.965},
+        {"runtime_problem": "128x4096x4096 tn", "torch_over_cks": 1.10, "torch_over_cks_paired": 1.08,
+         "paired_q1": 1.05, "paired_q3": 1.10},
+    ]
+    out = pc.shapes_summary(rows)
+    assert out["shapes_cases"] == 3
+    assert [p[0] for p in out["shapes_below_0.98_paired"]] == ["4096x4096x4096 tn", "8x4096x4096 tn"]
+    assert [p[0] for p in out["shapes_below_0.98_beyond_noise"]] == ["4096x4096x4096 tn"]
+    assert out["shapes_geomean_paired_m>=2048"] == pytest.approx(0.96)
+    # Rows of older checks (no paired ratio) still summarize.
+    old = pc.shapes_summary([{k: v for k, v in r.items() if k == "runtime_problem" or k == "torch_over_cks"} for r in rows])
+    assert "shapes_geomean_paired" not in old and out["shapes_geomean_torch_over_cks"] == old["shapes_geomean_torch_over_cks"]
