@@ -7,17 +7,22 @@
 # with the lowest 3-fold cross-validated regret after lease 9 (docs/models.md, "Lease 9").
 # The per-run cuBLAS normalization of load_dataset is on (the default, docs/models.md).
 #   scripts/models/train_default.sh [OUT]          (about 4 minutes on 2 cores)
-# TOP_WEIGHT=P weighs each training row by y^P (y = its throughput over its group's best; cks train
-# --top-weight): r10w4 of NOTES.md (session 19) is TOP_WEIGHT=4 on the shards through lease 21.
+# Each training row weighs y^4 (y = its throughput over its group's best; cks train --top-weight 4):
+# the shipped r10w4 (NOTES.md, sessions 19-20). TOP_WEIGHT=P sets another power (0: unweighted, the
+# recipe of every model shipped before r10w4).
 # SEED=S (default 0) is the training seed (row and column subsampling): models of one recipe and two
-# seeds differ by as much as ~0.5 points of measured regret (session 19, NOTES.md).
+# seeds differ by as much as ~0.4 points of measured regret (leases 20 and 23, NOTES.md); the shipped
+# model is seed 0, measured as itself, not as its recipe.
 # The model records its training groups' measured leaders ("evidence", docs/models.md), which the
-# selector's default adds to its prefilter. The shipped model (r7 in NOTES.md, shipped after
-# leases 17 and 18 measured it side by side against r6) was trained on the shards up to lease 16
-# (2,841 groups, data hash 0979ff5403da2c55); reproduce it with
-#   EXCLUDE_SHARDS="20261202_d709be9e.db.xz 20261202_23498278.db.xz" scripts/models/train_default.sh
-# (the same bytes but for provenance "source", which then names the temporary directory)
-# (without EXCLUDE_SHARDS every committed shard is read: the next model).
+# selector's default adds to its prefilter. The shipped model (r10w4, shipped after lease 23 measured
+# it side by side against r7, and the llm set) was trained on the shards up to lease 21 (3,739 groups,
+# data hash 79efa4fd65d7a451); lease 23's shard holds no training group, so on the committed shards
+# this command rebuilds it (the same bytes). r7, shipped before it, was the unweighted recipe on the
+# shards up to lease 16 (2,841 groups, data hash 0979ff5403da2c55):
+#   TOP_WEIGHT=0 EXCLUDE_SHARDS="20261202_d709be9e.db.xz 20261202_23498278.db.xz 20261202_011f9136.db.xz
+#     20261202_5127b76f.db.xz 20261203_7106b8e9.db.xz 20261203_68d43418.db.xz" scripts/models/train_default.sh
+# (with EXCLUDE_SHARDS the model's provenance "source" names the temporary directory; without it every
+# committed shard is read: after a lease with training groups, the next model).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CKS=${CKS:-build/bin/cks}
@@ -35,5 +40,5 @@ fi
   --eta 0.08584837890435894 --max-depth 9 --rounds 587 --early-stopping 0 \
   --min-child-weight 0.719430966016115 --subsample 0.798399128036934 --colsample-bytree 0.5011748877454569 \
   --reg-lambda 27.724468014215443 --max-bin 128 --max-cat-to-onehot 8 \
-  --max-candidates 600 --keep-top 300 ${TOP_WEIGHT:+--top-weight "$TOP_WEIGHT"} \
+  --max-candidates 600 --keep-top 300 --top-weight "${TOP_WEIGHT:-4}" \
   --seed "${SEED:-0}" --threads 2 --run-normalize on --out "${1:-models/default.json}"

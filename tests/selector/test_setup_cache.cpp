@@ -1,8 +1,10 @@
 // The selector's start-up caches (selector/setup_cache.hpp, models/model_cache.cpp) and the
 // compiled tree walk, end to end: rankings are the same with and without the caches, on all
 // four layouts; a corrupt or stale prior entry is rebuilt; and the shipped model ranks exactly
-// as it did before (tests/selector/data/default_rankings.json, written by main at fab54aa with
-// the reference tree walk and no cache: kernel, knobs and the float score bit for bit).
+// as it did before (tests/selector/data/default_rankings.json: kernel, knobs and the float score bit
+// for bit; first written by main at fab54aa with the reference tree walk and no cache, regenerated
+// for each shipped model by scripts/models/golden_rankings.py with an empty cache folder, which
+// reproduced the r7 file of the reference walk exactly before writing r10w4's).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
