@@ -14,7 +14,8 @@
 # Results under $OUT (5 files; a device command returns at most 8): python_check.json (summary and
 # rows), python_check.csv, python_select.json, check.log, machine.txt.
 #
-#   bash scripts/device/python_check.sh      # JOBS=14 COMPILE_S=240 MODE=select by default
+#   bash scripts/device/python_check.sh      # JOBS=14 COMPILE_S=240 MODE=select REPS=11 by default
+# REPS=N: interleaved timing rounds per case (python_check.py --reps; ~975 cases x 11 rounds ~ 6-7 min).
 # MODE=autotune runs cks.torch in autotune mode (its first call of a problem times the bundle's top
 # picks and cuBLASLt's algorithms); .carry/py/shapes.csv (pack_python.sh SHAPES=) adds those runtime
 # problems as cases (python_check.py --shapes): torch.matmul against cks.torch.mm on the runtime check's set.
@@ -22,7 +23,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 START=$(date +%s)
-JOBS=${JOBS:-14} COMPILE_S=${COMPILE_S:-240} MODE=${MODE:-select}
+JOBS=${JOBS:-14} COMPILE_S=${COMPILE_S:-240} MODE=${MODE:-select} REPS=${REPS:-11}
 case "$MODE" in select|autotune|cublas) ;; *) echo "python_check.sh: MODE must be select, autotune or cublas (got '$MODE')" >&2; exit 2;; esac
 OUTDIR=$(mkdir -p "${OUT:-out/python_check}" && cd "${OUT:-out/python_check}" && pwd)
 CARRY=$ROOT/.carry/py
@@ -77,6 +78,6 @@ say "python_check.py (background compiles: $JOBS jobs, at most ${COMPILE_S}s)"
 SHAPES=()
 [ -f "$CARRY/shapes.csv" ] && SHAPES=(--shapes "$CARRY/shapes.csv")
 (cd /tmp && PYTHONUNBUFFERED=1 python3 "$ROOT/scripts/device/python_check.py" --out "$OUTDIR" --compile-s "$COMPILE_S" \
-  --compile-jobs "$JOBS" "${SHAPES[@]}") 2>&1 | tee -a "$OUTDIR/check.log" >&2
+  --compile-jobs "$JOBS" --reps "$REPS" "${SHAPES[@]}") 2>&1 | tee -a "$OUTDIR/check.log" >&2
 say "done; results in $OUTDIR"
 ls -la "$OUTDIR" >&2
