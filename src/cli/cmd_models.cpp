@@ -223,7 +223,7 @@ std::shared_ptr<std::vector<std::string>> add_train_layouts(CLI::App* cmd) {
 }
 
 void register_train(CLI::App& app) {
-  auto* cmd = app.add_subcommand("train", "train a ranker on the training groups (every set but 'eval', 'family', 'proof' and 'sbs') and save it");
+  auto* cmd = app.add_subcommand("train", "train a ranker on the training groups (every set but 'eval', 'family', 'llm', 'proof' and 'sbs') and save it");
   auto src = std::make_shared<SourceOpts>();
   auto opts = std::make_shared<TrainOptions>();
   auto kind = std::make_shared<std::string>("xgboost");
