@@ -17,6 +17,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -36,6 +37,10 @@ inline constexpr int kMaxTuningLtAlgo = 7;  // lt_algo, at most (autotune_lt_alg
 // (scripts/analysis/autotune_ab.py --margin): at 1 % the problems below 0.98x cuBLASLt in the
 // steady-state bench fall from 24 to 14 in all, the geomean from 1.0300 to 1.0298 (docs/runtime-results.md).
 inline constexpr double kTuneMargin = 0.01;
+
+// The time per call of back-to-back calls of a candidate: its GPU time, unless the host's is longer
+// (its launch cost, measured while the GPU waits, plus the caller's own time per call).
+inline double per_call_us(double gpu_us, double launch_us, double caller_us) { return std::max(gpu_us, launch_us + caller_us); }
 
 // Autotune's winner among the timed medians us (infinity: failed), where us[top1] is cuBLASLt's
 // heuristic top-1: the fastest, unless it beats the top-1 by less than margin (then top1).

@@ -28,6 +28,15 @@ def test_options_modes_and_query(tmp_path: Path) -> None:
     assert rt.wait_compiles(0.0) == 0
 
 
+def test_host_cost_and_deferral_options(tmp_path: Path) -> None:
+    described = json.loads(make(tmp_path).describe())
+    assert (described["autotune_host_us"], described["defer_cublas"]) == (0, False)
+    described = json.loads(make(tmp_path, autotune_host_us=8, defer_cublas=True).describe())
+    assert (described["autotune_host_us"], described["defer_cublas"]) == (8, True)
+    with pytest.raises(RuntimeError, match=r"^runtime option autotune_host_us must be in \[0, 1000\]"):
+        make(tmp_path, autotune_host_us=5000)
+
+
 def test_errors_are_one_line(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match=r"^unknown mode 'fastest' \(expected select, autotune or cublas\)$"):
         make(tmp_path, mode="fastest")

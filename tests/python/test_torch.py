@@ -112,3 +112,14 @@ def test_the_eager_fast_path_is_taken_only_without_dispatcher_work() -> None:
         a = torch.empty(16, 8, dtype=torch.bfloat16, device="cuda")
         b = torch.empty(8, 4, dtype=torch.bfloat16, device="cuda")
         assert not ct._eager_fast_path(a, b)
+
+
+def test_the_module_sets_host_cost_and_deferral(tmp_path) -> None:
+    import json
+
+    opts = {"kernel_cache": str(tmp_path / "k"), "tuning_file": str(tmp_path / "t.csv")}
+    described = json.loads(ct.configure(**opts).describe())
+    assert (described["autotune_host_us"], described["defer_cublas"]) == (8, True)
+    described = json.loads(ct.configure(**opts, autotune_host_us=0, defer_cublas=False).describe())
+    assert (described["autotune_host_us"], described["defer_cublas"]) == (0, False)
+    ct.configure(**opts)  # the module's defaults again for the other tests

@@ -59,6 +59,20 @@ TEST(TunedWinner, TheTopOneKeepsCloseCalls) {
   EXPECT_DOUBLE_EQ(kTuneMargin, 0.01);
 }
 
+TEST(TunedWinner, AHostBoundProductGoesToTheCheaperLaunch) {
+  // Lease 24's 8x4096x2048 tn from Python: the kernel 10.13 us on the GPU, cuBLASLt 10.04 (the
+  // top-1 keeps it on GPU time); per call the host adds a launch (here 3.5 and 7 us) + 8 us.
+  const std::vector<double> gpu{10.13, 10.04};
+  EXPECT_EQ(tuned_winner(gpu, 1), 1u);
+  const std::vector<double> call{per_call_us(gpu[0], 3.5, 8), per_call_us(gpu[1], 7.0, 8)};
+  EXPECT_DOUBLE_EQ(call[0], 11.5);
+  EXPECT_DOUBLE_EQ(call[1], 15.0);
+  EXPECT_EQ(tuned_winner(call, 1), 0u);
+  // A product the GPU bounds keeps its GPU times, and the margin.
+  EXPECT_DOUBLE_EQ(per_call_us(120.0, 7.0, 8), 120.0);
+  EXPECT_EQ(tuned_winner({per_call_us(119.5, 3.5, 8), per_call_us(120.0, 7.0, 8)}, 1), 1u);
+}
+
 TEST(TuningFile, RecordsRoundTripWithQuotedKnobs) {
   const TuningRecord a = rec(4096), b = rec(16, kCublasWinner);
   EXPECT_EQ(format_record(a), "NVIDIA H200,0.1.0,5c0d2f0e8a9b1c3d,tn,4096,4096,4096,kadf55d1e9f98f3e8,\"r=m,s=2,d=h,k=1\",118.25,124.5");
