@@ -30,8 +30,7 @@
  * not 16-byte aligned, beta != 0) runs on cuBLASLt in every mode, and the query says so; with
  * options.strict (or $CKS_STRICT=1) such a call fails with that reason in select and autotune modes.
  *
- * Every function returns 0 on success and -1 on failure (cks_gemm also CKS_GEMM_DEFERRED, only with
- * options.defer_cublas); cks_runtime_last_error() then holds one
+ * Every function returns 0 on success and -1 on failure; cks_runtime_last_error() then holds one
  * line (thread-local, valid until the next failing call on the same thread). No C++ exception
  * crosses this boundary. A handle may be used from several threads and streams at once; calls are
  * asynchronous (stream-ordered) except the call of a problem in autotune mode that tunes it, which
@@ -77,16 +76,11 @@ typedef struct cks_runtime_options {
   int32_t autotune_lt_algos;   /* cuBLASLt algorithms autotune times: the heuristic's first N (1 to 8);
                                   -1: 4 */
   int32_t autotune_host_us;    /* the caller's own host time per call in microseconds (0 to 1000), beyond
-                                  cks_gemm's: autotune compares each candidate's time per call as
-                                  max(its GPU time, its measured launch cost + this), so a product the
-                                  host bounds goes to the cheaper launch; -1: 0 (cks.torch sets 8) */
-  int32_t defer_cublas;        /* 1: a call whose choice is cuBLASLt's heuristic top-1 enqueues nothing and
-                                  cks_gemm returns CKS_GEMM_DEFERRED, for a caller that runs its own BLAS
-                                  instead (cks.torch: torch's, ~2 us less host time a call); 0 or -1: no */
+                                  cks_gemm's. When > 0, autotune also measures each candidate's launch
+                                  cost and compares time per call, max(GPU time, launch cost + this):
+                                  a product the caller's host bounds goes to the cheaper launch;
+                                  -1: 0 (GPU time only; cks.torch sets 8) */
 } cks_runtime_options;
-
-/* cks_gemm's return value when options.defer_cublas is 1 and the call is left to the caller. */
-#define CKS_GEMM_DEFERRED 1
 
 /* What a problem dispatched to (cks_runtime_query). Strings are NUL-terminated. */
 typedef struct cks_dispatch_info {
@@ -121,8 +115,6 @@ CKS_RUNTIME_API int cks_runtime_get_mode(cks_runtime_handle handle, const char**
 /* D (m x n, column-major) = alpha * A * B + beta * D in the layout's majors (see above), BF16, on the
  * current device, enqueued on `stream` (cudaStream_t; NULL = the legacy default stream).
  * m, n, k in [1, 2^31-1]; A, B, D device pointers, not NULL; layout "tn", "nt", "nn" or "tt". */
-/* Returns CKS_GEMM_DEFERRED (1), having enqueued nothing, when options.defer_cublas is 1 and the call
- * would run cuBLASLt's heuristic top-1 (or the CUTLASS kernels cannot run it). */
 CKS_RUNTIME_API int cks_gemm(cks_runtime_handle handle, int64_t m, int64_t n, int64_t k, const char* layout,
                              const void* A, const void* B, void* D, float alpha, float beta, void* stream);
 

@@ -44,7 +44,6 @@ class RuntimeOptions {
   RuntimeOptions& autotune_rounds(int v) { o_.autotune_rounds = v; return *this; }
   RuntimeOptions& autotune_lt_algos(int v) { o_.autotune_lt_algos = v; return *this; }
   RuntimeOptions& autotune_host_us(int v) { o_.autotune_host_us = v; return *this; }
-  RuntimeOptions& defer_cublas(bool v) { o_.defer_cublas = v ? 1 : 0; return *this; }
   RuntimeOptions& select_depth(int v) { o_.select_depth = v; return *this; }
   RuntimeOptions& verbose(bool v) { o_.verbose = v ? 1 : 0; return *this; }
   RuntimeOptions& strict(bool v) { o_.strict = v ? 1 : 0; return *this; }
@@ -98,13 +97,9 @@ class Runtime {
   }
 
   // D (m x n, column-major, bf16) = alpha * A * B + beta * D in `layout`'s majors, on `stream`.
-  // false: the call was left to the caller (defer_cublas; nothing enqueued), else true.
-  bool gemm(int64_t m, int64_t n, int64_t k, const std::string& layout, const void* a, const void* b, void* d,
+  void gemm(int64_t m, int64_t n, int64_t k, const std::string& layout, const void* a, const void* b, void* d,
             float alpha = 1.0f, float beta = 0.0f, void* stream = nullptr) {
-    const int rc = cks_gemm(h_, m, n, k, layout.c_str(), a, b, d, alpha, beta, stream);
-    if (rc == CKS_GEMM_DEFERRED) return false;
-    detail::runtime_check(rc);
-    return true;
+    detail::runtime_check(cks_gemm(h_, m, n, k, layout.c_str(), a, b, d, alpha, beta, stream));
   }
   void set_mode(const std::string& mode) { detail::runtime_check(cks_runtime_set_mode(h_, mode.c_str())); }
   std::string mode() const {

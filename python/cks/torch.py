@@ -43,18 +43,16 @@ _lock = threading.Lock()
 _runtime_handle: _runtime.Runtime | None = None
 
 
-# What this module sets unlike the C library's defaults (configure() can change both):
-# - autotune_host_us: a product through cks.torch.mm costs the host ~8 us a call beyond the
-#   runtime's launch (lease 24: 13 us a call on a CUTLASS kernel of 4-7 us, the C++ runtime 5.5), so
-#   autotune counts it when the host bounds a product;
-# - defer_cublas: a call the runtime would run on cuBLASLt's heuristic top-1 runs on torch's own
-#   matmul instead (the same library underneath, ~2 us less host time a call: lease 24's decode
-#   products at M = 1, 0.94-0.96x torch.matmul through cuBLASLt).
-_TORCH_DEFAULTS: dict[str, Any] = {"autotune_host_us": 8, "defer_cublas": True}
+# A product through cks.torch.mm costs the host ~8 us a call beyond the runtime's launch (lease 24:
+# ~13 us a call on a CUTLASS kernel of 4-7 us, the C++ runtime's select 5.5), so autotune counts it
+# when the host bounds a product (docs/library.md, "The host's time"); configure() can change it.
+_TORCH_HOST_US = 8
 
 
 def _make(options: dict[str, Any]) -> _runtime.Runtime:
-    return _runtime.Runtime(**{**_TORCH_DEFAULTS, **{k: v for k, v in options.items() if v is not None}})
+    if options.get("autotune_host_us") is None:
+        options = {**options, "autotune_host_us": _TORCH_HOST_US}
+    return _runtime.Runtime(**options)
 
 
 def runtime() -> _runtime.Runtime:
@@ -69,9 +67,8 @@ def runtime() -> _runtime.Runtime:
 def configure(**options: Any) -> _runtime.Runtime:
     """Replaces the runtime: mode ("select", "autotune", "cublas"), bundle_dir, model_path,
     tuning_file, kernel_cache, compile_on_miss, compile_jobs, autotune_top, autotune_rounds,
-    autotune_lt_algos, autotune_host_us, defer_cublas, select_depth, verbose, strict (docs/library.md,
-    "The GEMM runtime"); None keeps the default (this module's for autotune_host_us, 8, and
-    defer_cublas, True: see _TORCH_DEFAULTS; the library's for the rest)."""
+    autotune_lt_algos, autotune_host_us, select_depth, verbose, strict (docs/library.md, "The GEMM
+    runtime"); None keeps the default (the library's, except autotune_host_us: 8 here)."""
     global _runtime_handle
     made = _make(options)
     with _lock:
@@ -135,13 +132,11 @@ def _mm_impl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     # The row-major (M x N) output is the column-major (N x M) D, ldd = N.
     if a.device.index == torch.cuda.current_device():
         stream = torch.cuda.current_stream().cuda_stream
-        ran = rt.gemm(m, n, k, layout, first.data_ptr(), second.data_ptr(), out.data_ptr(), 1.0, 0.0, stream)
+        rt.gemm(m, n, k, layout, first.data_ptr(), second.data_ptr(), out.data_ptr(), 1.0, 0.0, stream)
     else:
         with torch.cuda.device(a.device):
             stream = torch.cuda.current_stream(a.device).cuda_stream
-            ran = rt.gemm(m, n, k, layout, first.data_ptr(), second.data_ptr(), out.data_ptr(), 1.0, 0.0, stream)
-    if not ran:  # defer_cublas: torch's own BLAS (on the tensors' device and its current stream)
-        torch.mm(a, b, out=out)
+            rt.gemm(m, n, k, layout, first.data_ptr(), second.data_ptr(), out.data_ptr(), 1.0, 0.0, stream)
     return out
 
 
@@ -228,9 +223,8 @@ def _mm_fast(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     out = a.new_empty((m, n))
     rt = _runtime_handle if _runtime_handle is not None else runtime()
     # As _plan: column-major Cᵀ (N x M) = Bᵀ · Aᵀ, b first; the row-major output is D with ldd = N.
-    if not rt.gemm(n, m, k, ("n" if b_row else "t") + ("n" if a_row else "t"), b.data_ptr(), a.data_ptr(),
-                   out.data_ptr(), 1.0, 0.0, _raw_stream(dev)):
-        torch.mm(a, b, out=out)  # defer_cublas: cuBLASLt's top-1 is torch's own BLAS call (less host time)
+    rt.gemm(n, m, k, ("n" if b_row else "t") + ("n" if a_row else "t"), b.data_ptr(), a.data_ptr(), out.data_ptr(),
+            1.0, 0.0, _raw_stream(dev))
     return out
 
 

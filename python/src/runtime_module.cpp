@@ -47,8 +47,7 @@ NB_MODULE(_runtime, m) {
       .def("__init__",
            [](cks::Runtime* self, const Text& mode, const Text& bundle_dir, const Text& model_path, const Text& tuning_file,
               const Text& kernel_cache, Flag compile_on_miss, Count compile_jobs, Count autotune_top, Count autotune_rounds,
-              Count select_depth, Flag verbose, Flag strict, Count autotune_lt_algos, Count autotune_host_us,
-              Flag defer_cublas) {
+              Count select_depth, Flag verbose, Flag strict, Count autotune_lt_algos, Count autotune_host_us) {
              cks::RuntimeOptions o;
              if (mode) o.mode(*mode);
              if (bundle_dir) o.bundle_dir(*bundle_dir);
@@ -64,7 +63,6 @@ NB_MODULE(_runtime, m) {
              if (strict) o.strict(*strict);
              if (autotune_lt_algos) o.autotune_lt_algos(*autotune_lt_algos);
              if (autotune_host_us) o.autotune_host_us(*autotune_host_us);
-             if (defer_cublas) o.defer_cublas(*defer_cublas);
              nb::gil_scoped_release unlocked;  // reads the bundle index and (autotune) the tuning file
              new (self) cks::Runtime(std::move(o));
            },
@@ -72,17 +70,16 @@ NB_MODULE(_runtime, m) {
            "tuning_file"_a = nb::none(), "kernel_cache"_a = nb::none(), "compile_on_miss"_a = nb::none(),
            "compile_jobs"_a = nb::none(), "autotune_top"_a = nb::none(), "autotune_rounds"_a = nb::none(),
            "select_depth"_a = nb::none(), "verbose"_a = nb::none(), "strict"_a = nb::none(),
-           "autotune_lt_algos"_a = nb::none(), "autotune_host_us"_a = nb::none(), "defer_cublas"_a = nb::none())
+           "autotune_lt_algos"_a = nb::none(), "autotune_host_us"_a = nb::none())
       // D (m x n, column-major) = alpha * A * B + beta * D in the layout's majors; a, b, d device
-      // addresses, stream a cudaStream_t as an int (0: the legacy default stream). False: the call
-      // was left to the caller (defer_cublas), nothing enqueued.
+      // addresses, stream a cudaStream_t as an int (0: the legacy default stream).
       .def(
           "gemm",
           [](cks::Runtime& rt, int64_t m, int64_t n, int64_t k, const std::string& layout, uintptr_t a, uintptr_t b,
              uintptr_t d, float alpha, float beta, uintptr_t stream) {
             nb::gil_scoped_release unlocked;  // autotune's first call of a problem times candidates
-            return rt.gemm(m, n, k, layout, reinterpret_cast<const void*>(a), reinterpret_cast<const void*>(b),
-                           reinterpret_cast<void*>(d), alpha, beta, reinterpret_cast<void*>(stream));
+            rt.gemm(m, n, k, layout, reinterpret_cast<const void*>(a), reinterpret_cast<const void*>(b),
+                    reinterpret_cast<void*>(d), alpha, beta, reinterpret_cast<void*>(stream));
           },
           "m"_a, "n"_a, "k"_a, "layout"_a, "a"_a, "b"_a, "d"_a, "alpha"_a = 1.0f, "beta"_a = 0.0f, "stream"_a = 0)
       .def("query", &query, "m"_a, "n"_a, "k"_a, "layout"_a)

@@ -75,7 +75,7 @@ void init_options(cks_runtime_options* o) {
   *o = cks_runtime_options{};
   o->struct_size = sizeof(cks_runtime_options);
   o->compile_on_miss = o->compile_jobs = o->autotune_top = o->autotune_rounds = o->select_depth = o->verbose = -1;
-  o->strict = o->autotune_lt_algos = o->autotune_host_us = o->defer_cublas = -1;
+  o->strict = o->autotune_lt_algos = o->autotune_host_us = -1;
 }
 
 RuntimeConfig resolve_config(const cks_runtime_options* o, const EnvLookup& env) {
@@ -116,9 +116,6 @@ RuntimeConfig resolve_config(const cks_runtime_options* o, const EnvLookup& env)
   c.autotune_lt_algos = count_option(o->autotune_lt_algos, 4, 1, "autotune_lt_algos", kMaxLtAlgos);
   c.autotune_host_us = count_option(o->autotune_host_us, 0, 0, "autotune_host_us", 1000);
   c.select_depth = count_option(o->select_depth, 1, 1, "select_depth");
-  if (o->defer_cublas > 1)
-    throw Error("runtime option defer_cublas must be 0, 1 or -1 (got " + std::to_string(o->defer_cublas) + ")");
-  c.defer_cublas = o->defer_cublas == 1;
   return c;
 }
 

@@ -32,8 +32,7 @@ struct RuntimeConfig {
   int autotune_top = 4;
   int autotune_rounds = 5;
   int autotune_lt_algos = 4;  // cuBLASLt heuristic algorithms autotune times (1: the top-1 only; lease 22: 4)
-  int autotune_host_us = 0;   // the caller's host time per call beyond cks_gemm's (autotune's host-bound test)
-  bool defer_cublas = false;  // cuBLASLt top-1 calls are left to the caller (cks_gemm: CKS_GEMM_DEFERRED)
+  int autotune_host_us = 0;   // the caller's host time per call beyond cks_gemm's (> 0: autotune counts the host)
   int select_depth = 1;
   bool verbose = false;
   bool strict = false;  // calls the kernels cannot run are errors (select, autotune), not cuBLASLt calls

@@ -39,7 +39,7 @@ inline constexpr int kMaxTuningLtAlgo = 7;  // lt_algo, at most (autotune_lt_alg
 inline constexpr double kTuneMargin = 0.01;
 
 // The time per call of back-to-back calls of a candidate: its GPU time, unless the host's is longer
-// (its launch cost, measured while the GPU waits, plus the caller's own time per call).
+// (its launch cost plus the caller's own time per call).
 inline double per_call_us(double gpu_us, double launch_us, double caller_us) { return std::max(gpu_us, launch_us + caller_us); }
 
 // Autotune's winner among the timed medians us (infinity: failed), where us[top1] is cuBLASLt's

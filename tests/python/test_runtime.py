@@ -28,11 +28,9 @@ def test_options_modes_and_query(tmp_path: Path) -> None:
     assert rt.wait_compiles(0.0) == 0
 
 
-def test_host_cost_and_deferral_options(tmp_path: Path) -> None:
-    described = json.loads(make(tmp_path).describe())
-    assert (described["autotune_host_us"], described["defer_cublas"]) == (0, False)
-    described = json.loads(make(tmp_path, autotune_host_us=8, defer_cublas=True).describe())
-    assert (described["autotune_host_us"], described["defer_cublas"]) == (8, True)
+def test_host_cost_option(tmp_path: Path) -> None:
+    assert json.loads(make(tmp_path).describe())["autotune_host_us"] == 0
+    assert json.loads(make(tmp_path, autotune_host_us=8).describe())["autotune_host_us"] == 8
     with pytest.raises(RuntimeError, match=r"^runtime option autotune_host_us must be in \[0, 1000\]"):
         make(tmp_path, autotune_host_us=5000)
 

@@ -114,12 +114,10 @@ def test_the_eager_fast_path_is_taken_only_without_dispatcher_work() -> None:
         assert not ct._eager_fast_path(a, b)
 
 
-def test_the_module_sets_host_cost_and_deferral(tmp_path) -> None:
+def test_the_module_counts_its_host_time(tmp_path) -> None:
     import json
 
     opts = {"kernel_cache": str(tmp_path / "k"), "tuning_file": str(tmp_path / "t.csv")}
-    described = json.loads(ct.configure(**opts).describe())
-    assert (described["autotune_host_us"], described["defer_cublas"]) == (8, True)
-    described = json.loads(ct.configure(**opts, autotune_host_us=0, defer_cublas=False).describe())
-    assert (described["autotune_host_us"], described["defer_cublas"]) == (0, False)
-    ct.configure(**opts)  # the module's defaults again for the other tests
+    assert json.loads(ct.configure(**opts).describe())["autotune_host_us"] == 8
+    assert json.loads(ct.configure(**opts, autotune_host_us=0).describe())["autotune_host_us"] == 0
+    ct.configure(**opts)  # the module's default again for the other tests

@@ -144,17 +144,6 @@ TEST(RuntimeOptions, BadValuesAreOneClearLine) {
   o.autotune_host_us = 1001;
   EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }),
             "runtime option autotune_host_us must be in [0, 1000] or -1 for the default (got 1001)");
-  // defer_cublas: off unless set to 1, never from the environment (it changes cks_gemm's return value).
-  EXPECT_EQ(defaults().defer_cublas, -1);
-  EXPECT_FALSE(resolve_config(nullptr, env_of({{"HOME", "/h"}})).defer_cublas);
-  o = defaults();
-  o.defer_cublas = 1;
-  EXPECT_TRUE(resolve_config(&o, env_of({{"HOME", "/h"}})).defer_cublas);
-  o.defer_cublas = 0;
-  EXPECT_FALSE(resolve_config(&o, env_of({{"HOME", "/h"}})).defer_cublas);
-  o.defer_cublas = 2;
-  EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }),
-            "runtime option defer_cublas must be 0, 1 or -1 (got 2)");
   o = defaults();
   o.struct_size = 8;
   EXPECT_NE(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }).find("struct_size is 8"), std::string::npos);

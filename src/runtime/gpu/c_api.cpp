@@ -75,7 +75,7 @@ int cks_gemm(cks_runtime_handle handle, int64_t m, int64_t n, int64_t k, const c
   API_BEGIN
   cks::rt::Engine& e = engine(handle);
   const cks::Layout l = cks::rt::check_call(m, n, k, layout, A, B, D);
-  if (!e.gemm(m, n, k, l, A, B, D, alpha, beta, static_cast<cudaStream_t>(stream))) return CKS_GEMM_DEFERRED;
+  e.gemm(m, n, k, l, A, B, D, alpha, beta, static_cast<cudaStream_t>(stream));
   API_END
 }
 

@@ -67,8 +67,7 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
-  // false: left to the caller (config defer_cublas and a cuBLASLt top-1 call), nothing enqueued.
-  bool gemm(int64_t m, int64_t n, int64_t k, Layout layout, const void* a, const void* b, void* d, float alpha,
+  void gemm(int64_t m, int64_t n, int64_t k, Layout layout, const void* a, const void* b, void* d, float alpha,
             float beta, cudaStream_t stream);
   void set_mode(Mode m);
   Mode mode() const { return mode_.load(std::memory_order_relaxed); }
@@ -112,7 +111,7 @@ class Engine {
   void maybe_upgrade(Entry& e, const Call& c);
   // Autotune's deferred tuning (Entry::retune): true when the entry waits for or ran it.
   bool maybe_retune(Entry& e, const Call& c, CompileService& cs, uint64_t generation);
-  bool run_choice(const Choice& ch, Entry& e, const Call& c);  // false: left to the caller (defer_cublas)
+  void run_choice(const Choice& ch, Entry& e, const Call& c);
   void run_kernel(const Choice& ch, const Call& c);
   void run_cublas(Entry& e, const Call& c, int algo = 0);  // algo: the heuristic's index (256-byte-aligned calls)
   StreamWorkspace& stream_workspace(int device, cudaStream_t stream);
