@@ -102,6 +102,14 @@ def _plan(a: torch.Tensor, b: torch.Tensor) -> tuple[int, int, int, str, torch.T
     Column-major Cᵀ (N x M) = Bᵀ (N x K) · Aᵀ (K x M): Bᵀ is column-major ("n") when b is
     row-major, Aᵀ likewise when a is."""
     a_op, a_row = _packed(a)
+    if b.shape[1] == 1 and a.shape[0] > 1:
+        # a @ v: the M x 1 output is column-major as well, so the runtime computes D (M x 1) = A · v
+        # itself, the problem (M, 1, K) with a first ("t" row-major, "n" column-major) and v (K x 1,
+        # column-major: "n"). Its M is the runtime's contiguous dimension of A and D that the kernels
+        # need in multiples of 8; (1, M, K) would put the 1 there and always run on cuBLASLt
+        # (lease 24: 75 such products at 0.94-0.96x torch.matmul).
+        v = b if b.stride(0) == 1 or b.shape[0] == 1 else b.contiguous()
+        return int(a.shape[0]), 1, int(a.shape[1]), ("t" if a_row else "n") + "n", a_op, v
     b_op, b_row = _packed(b)
     layout = ("n" if b_row else "t") + ("n" if a_row else "t")
     return int(b.shape[1]), int(a.shape[0]), int(a.shape[1]), layout, b_op, a_op
@@ -222,6 +230,10 @@ def _mm_fast(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return _mm_impl(a, b)
     out = a.new_empty((m, n))
     rt = _runtime_handle if _runtime_handle is not None else runtime()
+    if n == 1 and m > 1:  # as _plan: a @ v is the runtime's (M, 1, K), a first (v packed: b_row above)
+        rt.gemm(m, 1, k, ("t" if a_row else "n") + "n", a.data_ptr(), b.data_ptr(), out.data_ptr(), 1.0, 0.0,
+                _raw_stream(dev))
+        return out
     # As _plan: column-major Cᵀ (N x M) = Bᵀ · Aᵀ, b first; the row-major output is D with ldd = N.
     rt.gemm(n, m, k, ("n" if b_row else "t") + ("n" if a_row else "t"), b.data_ptr(), a.data_ptr(), out.data_ptr(),
             1.0, 0.0, _raw_stream(dev))

@@ -72,8 +72,12 @@ def shape_cases(path: str) -> list[Case]:
 
 
 def runtime_problem(c: Case) -> tuple[int, int, int, str]:
-    """cks.torch's mapping without torch: row-major C = A B is column-major C^T = B^T A^T."""
+    """cks.torch's mapping without torch: row-major C = A B is column-major C^T = B^T A^T; a @ v
+    (N = 1, M > 1) is the runtime's (M, 1, K) with A first (its M x 1 output is column-major too), so a
+    CSV problem (1, N, K) comes back as (N, 1, K)."""
     a_row = not c.a_t or c.strided
+    if c.n == 1 and c.m > 1:
+        return c.m, 1, c.k, ("t" if a_row else "n") + "n"
     return c.n, c.m, c.k, ("t" if c.b_t else "n") + ("n" if a_row else "t")
 
 

@@ -25,6 +25,15 @@ def test_shape_cases_map_back_onto_their_runtime_problems(tmp_path: pathlib.Path
     assert (tn.m, tn.n, tn.k, tn.a_t, tn.b_t) == (6144, 128, 4096, False, True)
 
 
+def test_a_runtime_problem_with_m_1_comes_back_as_a_at_v(tmp_path: pathlib.Path) -> None:
+    # (1, N, K) is torch's a (N x K) @ v (K x 1), which cks.torch runs as the runtime's (N, 1, K):
+    # the kernels need the runtime's M in multiples of 8, and there it is N.
+    f = tmp_path / "shapes.csv"
+    f.write_text("m,n,k,layout\n1,6144,4096,tn\n1,4096,1024,nn\n1,4096,1024,nt\n")
+    assert [pc.runtime_problem(c) for c in pc.shape_cases(str(f))] == [
+        (6144, 1, 4096, "tn"), (4096, 1, 1024, "tn"), (4096, 1, 1024, "nn")]
+
+
 def test_a_bad_layout_is_one_error(tmp_path: pathlib.Path) -> None:
     f = tmp_path / "shapes.csv"
     f.write_text("m,n,k,layout\n8,8,8,tx\n")

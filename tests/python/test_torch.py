@@ -90,6 +90,23 @@ def test_layout_mapping(a_t: bool, b_t: bool, strided: bool) -> None:
     torch.testing.assert_close(out, (a.double() @ b.double()))
 
 
+@pytest.mark.parametrize("a_t", [False, True])
+@pytest.mark.parametrize("v_view", [False, True])
+def test_a_matrix_times_a_vector_is_the_runtimes_m_by_1(a_t: bool, v_view: bool) -> None:
+    M, K = 24, 16
+    a = torch.randn(K, M).t() if a_t else torch.randn(M, K)
+    v = torch.randn(1, K).t() if v_view else torch.randn(K, 1)
+    m, n, k, layout, first, second = ct._plan(a, v)
+    assert (m, n, k, layout) == (M, 1, K, ("n" if a_t else "t") + "n")  # M is the runtime's M: the kernels run it
+    assert first.data_ptr() == a.data_ptr() and second.data_ptr() == v.data_ptr()
+    out = column_major_gemm(m, n, k, layout, first, second).reshape(M, 1)  # D (M x 1) is C's memory
+    torch.testing.assert_close(out, a.double() @ v.double())
+    # A column of a wider matrix (stride K x 2) is copied, then the same problem.
+    w = torch.randn(K, 2)
+    m2, n2, k2, layout2, _, second2 = ct._plan(a, w[:, :1])
+    assert (m2, n2, k2, layout2) == (M, 1, K, layout) and second2.is_contiguous()
+
+
 def test_problem_of_a_linear_layer() -> None:
     x, w = bf16(8, 4096), bf16(14336, 4096)
     assert ct.problem(x, w.t()) == (14336, 8, 4096, "tn")  # x @ w.t(): decode M = 8 is the runtime's N
