@@ -29,6 +29,10 @@
  * What the CUTLASS kernels cannot run (M or a contiguous dimension not a multiple of 8, pointers
  * not 16-byte aligned, beta != 0) runs on cuBLASLt in every mode, and the query says so; with
  * options.strict (or $CKS_STRICT=1) such a call fails with that reason in select and autotune modes.
+ * A row product (M = 1, N > 1) runs as the column problem (N, 1, K): D (1 x N) and A (1 x K) are
+ * contiguous whatever their letters, so D^T = B^T A^T, B first with its other letter and A as a K x 1
+ * column ("tn" for a B letter n, else "nn"); bundles (`cks bundle`), the tuning file and the query
+ * know the problem by that form.
  *
  * Every function returns 0 on success and -1 on failure; cks_runtime_last_error() then holds one
  * line (thread-local, valid until the next failing call on the same thread). No C++ exception

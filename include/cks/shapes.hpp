@@ -6,6 +6,7 @@
 // reports). Every threshold is documented next to its constant and in docs/shapes-and-sampling.md.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -136,9 +137,11 @@ std::vector<ShapeGroup> make_shape_set(const std::string& set, uint64_t seed, co
 
 // Groups from a `cks shapes` CSV (columns m, n, k and layout by name, in any order; class, detail
 // and seed when present; tags recomputed for `hw`). A file without a layout column gives each row
-// once per layout of `layouts` (empty: the column is required). Every group passes check_problem.
+// once per layout of `layouts` (empty: the column is required). Every group passes check_problem,
+// after `rewrite` when given (cks bundle: a row product as the column problem the runtime runs).
 // Throws Error "<path>:<line>: ..." on a bad row.
 std::vector<ShapeGroup> read_shapes_csv(const std::string& path, const HardwareDesc& hw,
-                                        const std::vector<Layout>& layouts = {});
+                                        const std::vector<Layout>& layouts = {},
+                                        const std::function<void(ShapeGroup&)>& rewrite = nullptr);
 
 }  // namespace cks

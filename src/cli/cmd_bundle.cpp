@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cks/shapes.hpp"
+#include "runtime/options.hpp"
 #include "cli/commands.hpp"
 #include "cli/selector_opts.hpp"
 #include "cli/util.hpp"
@@ -87,7 +88,13 @@ void register_bundle(CLI::App& app) {
     const HardwareDesc hw = default_hw();
     rt::BundleSpec spec;
     if (!o->shapes.empty()) {
-      spec.groups = read_shapes_csv(o->shapes, hw, layouts.empty() ? std::vector<Layout>{Layout::tn} : layouts);
+      // A row product (M = 1) is bundled as the column problem (N, 1, K) the runtime runs it as.
+      spec.groups = read_shapes_csv(o->shapes, hw, layouts.empty() ? std::vector<Layout>{Layout::tn} : layouts, [](ShapeGroup& g) {
+        int64_t m = g.shape.m, n = g.shape.n;
+        const void* a = nullptr;
+        const void* b = nullptr;
+        if (rt::as_column_problem(m, n, g.layout, a, b)) g.shape.m = m, g.shape.n = n;
+      });
     } else {
       spec.groups = make_shape_set(o->set, o->seed, hw);
     }

@@ -3,6 +3,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 #include "cks/common.hpp"
 
@@ -117,6 +118,16 @@ RuntimeConfig resolve_config(const cks_runtime_options* o, const EnvLookup& env)
   c.autotune_host_us = count_option(o->autotune_host_us, 0, 0, "autotune_host_us", 1000);
   c.select_depth = count_option(o->select_depth, 1, 1, "select_depth");
   return c;
+}
+
+bool as_column_problem(int64_t& m, int64_t& n, Layout& layout, const void*& a, const void*& b) {
+  if (m != 1 || n <= 1) return false;
+  // The new A is B^T: B column-major ('n', K x N) is a row-major N x K ('t'), and the other way round.
+  const bool b_col = layout == Layout::tn || layout == Layout::nn;
+  layout = b_col ? Layout::tn : Layout::nn;
+  std::swap(m, n);
+  std::swap(a, b);
+  return true;
 }
 
 Layout check_call(int64_t m, int64_t n, int64_t k, const char* layout, const void* a, const void* b, const void* d) {

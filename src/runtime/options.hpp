@@ -60,6 +60,14 @@ std::string cache_home(const EnvLookup& env);
 // Throws Error for what no backend can run: a layout name other than tn/nt/nn/tt, M, N or K
 // outside [1, 2^31-1], a NULL operand.
 Layout check_call(int64_t m, int64_t n, int64_t k, const char* layout, const void* a, const void* b, const void* d);
+
+// A row product (M = 1, N > 1) as the runtime runs it: D (1 x N) and A (1 x K) are contiguous rows
+// whatever their layout letters, so D = A B is the column D^T (N x 1) = B^T A^T, the problem (N, 1, K)
+// with B first (as B^T: its other letter) and A second ("n": a K x 1 column); D's memory is the same.
+// The kernels need the contiguous dimension of A and D, the runtime's M, in multiples of 8, so only
+// this form of a row product can run on them (lease 24: as (1, N, K) all 75 ran on cuBLASLt).
+// Rewrites the arguments and returns true for such a problem; false (nothing changed) otherwise.
+bool as_column_problem(int64_t& m, int64_t& n, Layout& layout, const void*& a, const void*& b);
 // Why the CUTLASS kernels cannot run a checked call ("" when they can): the catalogue's problem
 // check (cks::check_problem: the layout's contiguous dimensions multiples of 8), an operand not
 // 16-byte aligned (TMA), beta != 0 (the kernels have no C operand). Such calls run on cuBLASLt.

@@ -32,7 +32,8 @@ long parse_long(const std::string& s, const std::string& where, const char* what
 }  // namespace
 
 std::vector<ShapeGroup> read_shapes_csv(const std::string& path, const HardwareDesc& hw,
-                                        const std::vector<Layout>& layouts) {
+                                        const std::vector<Layout>& layouts,
+                                        const std::function<void(ShapeGroup&)>& rewrite) {
   check_input_file(path, "shapes file");
   std::ifstream in(path);
   if (!in) throw Error("cannot open shapes file '" + path + "'");
@@ -74,13 +75,19 @@ std::vector<ShapeGroup> read_shapes_csv(const std::string& path, const HardwareD
       }
     }
     for (Layout l : row_layouts) {
-      g.layout = l;
+      ShapeGroup r = g;
+      r.layout = l;
+      if (rewrite) {
+        rewrite(r);
+        r.tags = tags_for(r.shape, hw);
+        r.budget = auto_budget(r.tags);
+      }
       try {
-        check_problem(g.shape.m, g.shape.n, g.shape.k, g.layout);
+        check_problem(r.shape.m, r.shape.n, r.shape.k, r.layout);
       } catch (const Error& e) {
         throw Error(where + ": " + e.what());
       }
-      out.push_back(g);
+      out.push_back(r);
     }
   }
   return out;

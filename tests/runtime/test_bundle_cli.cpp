@@ -315,3 +315,25 @@ TEST(BundleNvcc, CompilesOneKernelIntoALoadableLibrary) {
   EXPECT_EQ(std::string(api->canonical(k.index)), k.canonical);
   // Left loaded, as the runtime and the worker leave them (each carries a static CUDA runtime).
 }
+
+// A row product (M = 1) is bundled as the column problem the runtime runs it as: (N, 1, K), B first
+// with its other letter (runtime/options.hpp, as_column_problem), with the picks of that problem.
+TEST(BundleCli, ARowProductIsBundledAsItsColumnProblem) {
+  if (!fs::is_regular_file(Selector::default_model_path()))
+    GTEST_SKIP() << "no model (" << Selector::default_model_path() << "; set CKS_MODEL)";
+  compile_test::ScratchDir dir;
+  const std::string rows = dir.path() + "/rows.csv", cols = dir.path() + "/cols.csv";
+  std::ofstream(rows) << "m,n,k,layout\n1,6144,4096,tn\n1,4096,1024,nt\n";
+  std::ofstream(cols) << "m,n,k,layout\n6144,1,4096,tn\n4096,1,1024,nn\n";
+  const auto r = test::run_cli({"bundle", "--shapes", rows, "--top", "2", "--dry-run", "--picks", "--format", "json"});
+  ASSERT_EQ(r.code(), 0) << r.err;
+  const auto c = test::run_cli({"bundle", "--shapes", cols, "--top", "2", "--dry-run", "--picks", "--format", "json"});
+  ASSERT_EQ(c.code(), 0) << c.err;
+  const auto got = nlohmann::json::parse(r.out);
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0]["layout"], "tn");
+  EXPECT_EQ(got[0]["m"], 6144);
+  EXPECT_EQ(got[0]["n"], 1);
+  EXPECT_EQ(got[2]["layout"], "nn");
+  EXPECT_EQ(got, nlohmann::json::parse(c.out));
+}

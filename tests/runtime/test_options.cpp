@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <tuple>
 
 #include "cks/common.hpp"
 #include "runtime/options.hpp"
@@ -185,4 +186,30 @@ TEST(RuntimeCall, KernelLimitsSendTheCallToCublas) {
   EXPECT_EQ(kernel_limit(8, 12, 8, Layout::tn, a, a, a, 0.0f), "");  // N is free in tn
   EXPECT_EQ(kernel_limit(64, 64, 64, Layout::tn, a, buf + 8, a, 0.0f), "B is not 16-byte aligned (TMA needs it)");
   EXPECT_EQ(kernel_limit(64, 64, 64, Layout::tn, a, a, a, 1.0f), "beta != 0 (the CUTLASS kernels have no C operand)");
+}
+
+TEST(RuntimeCall, ARowProductRunsAsAColumn) {
+  // (1, N, K): D = A B is D^T (N x 1) = B^T A^T, B first with its other letter, A a K x 1 column.
+  alignas(256) static const char x[16] = {}, y[16] = {};
+  for (auto [in, out] : {std::pair{Layout::tn, Layout::tn}, std::pair{Layout::nn, Layout::tn},
+                         std::pair{Layout::nt, Layout::nn}, std::pair{Layout::tt, Layout::nn}}) {
+    int64_t m = 1, n = 6144;
+    Layout l = in;
+    const void* a = x;
+    const void* b = y;
+    EXPECT_NE(kernel_limit(m, n, 4096, l, a, b, a, 0.0f), "") << to_string(in);  // as (1, 6144, 4096): never
+    EXPECT_TRUE(as_column_problem(m, n, l, a, b));
+    EXPECT_EQ(std::tuple(m, n, l, a, b), std::tuple(int64_t{6144}, int64_t{1}, out, static_cast<const void*>(y),
+                                                    static_cast<const void*>(x)));
+    EXPECT_EQ(kernel_limit(m, n, 4096, l, a, b, a, 0.0f), "") << to_string(in);  // as (6144, 1, 4096): the kernels
+  }
+  // Nothing else changes: M > 1, or a 1 x 1 product.
+  for (auto [m0, n0] : {std::pair<int64_t, int64_t>{8, 6144}, std::pair<int64_t, int64_t>{1, 1}}) {
+    int64_t m = m0, n = n0;
+    Layout l = Layout::nt;
+    const void* a = x;
+    const void* b = y;
+    EXPECT_FALSE(as_column_problem(m, n, l, a, b));
+    EXPECT_EQ(std::tuple(m, n, l, a, b), std::tuple(m0, n0, Layout::nt, static_cast<const void*>(x), static_cast<const void*>(y)));
+  }
 }

@@ -349,6 +349,7 @@ Engine::Entry& Engine::entry(const Key& key) {
 
 void Engine::gemm(int64_t m, int64_t n, int64_t k, Layout layout, const void* a, const void* b, void* d, float alpha,
                   float beta, cudaStream_t stream) {
+  as_column_problem(m, n, layout, a, b);  // a row product (M = 1) runs as the column (N, 1, K)
   int device = 0;
   cuda_check(cudaGetDevice(&device), "cudaGetDevice");
   const Call c{m, n, k, layout, a, b, d, alpha, beta, stream, device};
@@ -1111,6 +1112,9 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
 }
 
 cks_dispatch_info Engine::query(int64_t m, int64_t n, int64_t k, Layout layout) const {
+  const void* a = nullptr;
+  const void* b = nullptr;
+  as_column_problem(m, n, layout, a, b);  // as gemm: a row product is the column (N, 1, K)
   cks_dispatch_info info{};
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess) device = 0;
