@@ -105,9 +105,10 @@ def _plan(a: torch.Tensor, b: torch.Tensor) -> tuple[int, int, int, str, torch.T
     if b.shape[1] == 1 and a.shape[0] > 1:
         # a @ v: the M x 1 output is column-major as well, so the runtime computes D (M x 1) = A · v
         # itself, the problem (M, 1, K) with a first ("t" row-major, "n" column-major) and v (K x 1,
-        # column-major: "n"). Its M is the runtime's contiguous dimension of A and D that the kernels
-        # need in multiples of 8; (1, M, K) would put the 1 there and always run on cuBLASLt
-        # (lease 24: 75 such products at 0.94-0.96x torch.matmul).
+        # column-major: "n"). It is the form the runtime gives the row problem (1, M, K) of the
+        # general mapping (as_column_problem, runtime/options.hpp), which the kernels run; passing it
+        # directly makes problem() name what runs (lease 24: as (1, M, K) these 75 products always
+        # went to cuBLASLt, 0.94-0.96x torch.matmul).
         v = b if b.stride(0) == 1 or b.shape[0] == 1 else b.contiguous()
         return int(a.shape[0]), 1, int(a.shape[1]), ("t" if a_row else "n") + "n", a_op, v
     b_op, b_row = _packed(b)

@@ -12,7 +12,6 @@
 #include "cks/common.hpp"
 #include "cks/kernel_lib_abi.h"
 #include "compile/cache.hpp"
-#include "runtime/options.hpp"
 
 namespace cks::rt {
 
@@ -96,13 +95,7 @@ BundleResult build_bundle(const BundleSpec& spec) {
   std::set<std::tuple<int, long, long, long>> seen;
   std::map<std::string, size_t> kernel_pos;  // kernel ID -> res.kernels index
   const size_t depth = spec.variants > 0 ? std::max<size_t>(kVariantDepth, spec.top) : static_cast<size_t>(spec.top);
-  for (const auto& g0 : spec.groups) {
-    // A row product (M = 1) is bundled as the column problem (N, 1, K) that the runtime runs it as.
-    ShapeGroup g = g0;
-    const void* no_a = nullptr;
-    const void* no_b = nullptr;
-    int64_t m = g.shape.m, n = g.shape.n;
-    if (as_column_problem(m, n, g.layout, no_a, no_b)) g.shape.m = m, g.shape.n = n;
+  for (const auto& g : spec.groups) {
     if (!seen.insert({static_cast<int>(g.layout), g.shape.m, g.shape.n, g.shape.k}).second) continue;
     const Problem p{g.shape.m, g.shape.n, g.shape.k, g.layout};
     const Ranking ranking = selector.select(p, depth);
