@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -23,6 +24,7 @@
 #include "cks/common.hpp"
 #include "cks/features.hpp"
 #include "cks/hw.hpp"
+#include "cks/registry.hpp"
 
 namespace cks {
 
@@ -83,6 +85,7 @@ struct Dataset {
   size_t skipped_groups = 0;          // groups without a positive throughput
   size_t run_normalized_groups = 0;   // groups with a run scaled by DatasetOptions::run_normalize
   size_t run_normalized_rows = 0;     // rows so scaled
+  std::map<std::string, double> run_offsets;  // --run-normalize offset: delta per run uuid (us)
 
   size_t rows() const { return tflops.size(); }
   // The groups selected by index (in the given order), rows copied.
@@ -114,11 +117,27 @@ using Progress = std::function<void(std::string_view what, size_t done, size_t t
 // (the run with the most of the group's candidates that measured cuBLAS) to that in their own
 // run; a run without a cuBLAS row in the group, or a ratio within `dead_band` of 1, keeps
 // factor 1, and a ratio is clamped to [1/max_factor, max_factor].
+//
+// With `run_offset` as well (`--run-normalize offset`), a run's rows are instead corrected by one
+// constant time per run, estimated over the whole registry: the corpus showed (session 22,
+// docs/models.md) that later hosts measure short problems faster by a near-constant ~0.6 us per
+// call (+13 % at 5 us, +4 % at 20 us, 0 above 100 us), while one group's cuBLAS row scatters by
+// ~4 % around that trend, so the per-group ratio adds more noise than it removes (a candidate
+// measured in two runs of a group agreed to 1.0 % median raw, 1.7 % after the per-group ratio).
 struct DatasetOptions {
   bool run_normalize = true;
   double dead_band = 0.01;
   double max_factor = 1.25;
+  bool run_offset = false;
 };
+
+// The per-run time offsets of `--run-normalize offset`: for every run with cuBLAS rows in at least
+// `min_groups` groups that another run also measured (groups whose fastest cuBLAS time is at most
+// `max_us`), delta_r in microseconds such that t(g, r) + delta_r ~ tau_g for every such group g,
+// fitted by alternating medians and anchored at the run with the most such groups (delta 0; ties:
+// the smaller uuid). A run's rows are then read as taking t + delta_r. Runs not listed keep 0.
+std::map<std::string, double> estimate_run_offsets(std::span<const Observation> cublas_rows, double max_us = 100,
+                                                   size_t min_groups = 5);
 
 // Reads a registry. Throws Error when it holds no usable measurement.
 Dataset load_dataset(const Registry& registry, const HardwareDesc& hw, const Progress& progress = {});

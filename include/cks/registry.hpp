@@ -306,6 +306,7 @@ struct MeasurementFilter {
   std::string set;               // group set: train, eval, ...
   std::optional<Layout> layout;
   bool include_cublas = true;    // rows with kernel_id "cublas"
+  bool only_cublas = false;      // only those rows
   std::string group_key;         // one group only (scan_measurements: an indexed lookup)
 };
 

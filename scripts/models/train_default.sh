@@ -41,4 +41,4 @@ fi
   --min-child-weight 0.719430966016115 --subsample 0.798399128036934 --colsample-bytree 0.5011748877454569 \
   --reg-lambda 27.724468014215443 --max-bin 128 --max-cat-to-onehot 8 \
   --max-candidates 600 --keep-top 300 --top-weight "${TOP_WEIGHT:-4}" \
-  --seed "${SEED:-0}" --threads 2 --run-normalize on --out "${1:-models/default.json}"
+  --seed "${SEED:-0}" --threads 2 --run-normalize "${RUN_NORMALIZE:-on}" --out "${1:-models/default.json}"

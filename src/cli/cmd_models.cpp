@@ -87,25 +87,36 @@ Dataset read_dataset(const SourceOpts& src, std::string& origin, const DatasetOp
                     : std::string(" (corpus cache ") + (!source->cache_hit() ? "built" : from_file ? "hit, data set kept" : "hit") +
                           ": " + source->path() + ")")
             << "\n";
+  if (!d.run_offsets.empty()) {
+    auto [lo, hi] = std::minmax_element(d.run_offsets.begin(), d.run_offsets.end(),
+                                        [](const auto& a, const auto& b) { return a.second < b.second; });
+    std::cerr << "cks: note: per-run time offsets of " << d.run_offsets.size() << " runs (--run-normalize offset): "
+              << format_double(std::round(lo->second * 1000) / 1000) << " to " << format_double(std::round(hi->second * 1000) / 1000)
+              << " us\n";
+  }
   if (d.run_normalized_groups)
     std::cerr << "cks: note: " << d.run_normalized_rows << " rows in " << d.run_normalized_groups
-              << " groups scaled to their group's reference run by cuBLAS (--run-normalize)\n";
+              << (!(options.run_normalize && options.run_offset) ? " groups scaled to their group's reference run by cuBLAS (--run-normalize)\n"
+                                                               : " groups corrected by their run's time offset (--run-normalize offset)\n");
   if (d.skipped_unknown)
     std::cerr << "cks: note: " << d.skipped_unknown << " measured candidates are not in this build's catalogue (skipped)\n";
   return d;
 }
 
-// --run-normalize on|off (DatasetOptions::run_normalize) of train and eval.
+// --run-normalize on|off|offset (DatasetOptions::run_normalize, run_offset) of train and eval.
 std::shared_ptr<DatasetOptions> add_dataset_options(CLI::App* cmd) {
   auto o = std::make_shared<DatasetOptions>();
   cmd->add_option_function<std::string>(
          "--run-normalize",
          [o](const std::string& v) {
-           if (v != "on" && v != "off") throw CLI::ValidationError("--run-normalize", "must be on or off, not '" + v + "'");
-           o->run_normalize = v == "on";
+           if (v != "on" && v != "off" && v != "offset")
+             throw CLI::ValidationError("--run-normalize", "must be on, off or offset, not '" + v + "'");
+           o->run_normalize = v != "off";
+           o->run_offset = v == "offset";
          },
-         "scale each run's rows of a group by the ratio of the group's cuBLAS throughput in its reference run "
-         "to that in their own run (leases differ; docs/models.md): on or off")
+         "merge a group's rows of different runs (leases differ; docs/models.md): on scales each run's rows by "
+         "the ratio of the group's cuBLAS throughput in its reference run to that in their own run; offset "
+         "adds one time per run, fitted on every group's cuBLAS rows; off leaves them as measured")
       ->default_str("on");
   return o;
 }
@@ -287,7 +298,10 @@ void register_train(CLI::App& app) {
     std::cerr << "\n";
     auto model = train_model(train, *opts, stderr_progress());
     model->info().provenance["source"] = origin;
-    model->info().provenance["run_normalize"] = data_opts->run_normalize;
+    if (data_opts->run_normalize && data_opts->run_offset)
+      model->info().provenance["run_normalize"] = "offset";
+    else
+      model->info().provenance["run_normalize"] = data_opts->run_normalize;
     if (*max_candidates)
       model->info().provenance["candidate_cap"] = {{"max_candidates", *max_candidates}, {"keep_top", *keep_top},
                                                    {"seed", opts->seed}, {"rows_measured", measured}};

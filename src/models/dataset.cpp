@@ -4,6 +4,8 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <numeric>
+#include <set>
 #include <tuple>
 
 #include "cks/models.hpp"
@@ -41,8 +43,9 @@ struct PendingGroup {
 
 class DatasetBuilder {
  public:
-  DatasetBuilder(Dataset& out, const HardwareDesc& hw, const DatasetOptions& options)
-      : out_(out), hw_(hw), options_(options) {
+  DatasetBuilder(Dataset& out, const HardwareDesc& hw, const DatasetOptions& options,
+                 std::map<std::string, double> run_offsets = {})
+      : out_(out), hw_(hw), options_(options), offsets_(std::move(run_offsets)) {
     out_.hw_preset = hw.preset;
   }
 
@@ -89,7 +92,7 @@ class DatasetBuilder {
     std::optional<size_t> ref;
     for (size_t i = 0; i < runs; ++i)
       if (g.cublas_count[i] && (!ref || rows[i] > rows[*ref])) ref = i;
-    if (!ref || !options_.run_normalize) {
+    if (!ref || !options_.run_normalize || options_.run_offset) {
       // Without normalization, or without a run-matched reference: the mean over every cuBLAS row.
       double sum = 0;
       int n = 0;
@@ -115,6 +118,7 @@ class DatasetBuilder {
       return;
     }
     const size_t n = g.rows.size();
+    if (options_.run_normalize && options_.run_offset) apply_offsets(g);
     const auto [factor, cublas_tflops] = run_factors(g);
     if (std::any_of(factor.begin(), factor.end(), [](double f) { return f != 1.0; })) ++out_.run_normalized_groups;
     std::vector<double> tflops(n), sigma(n);
@@ -155,6 +159,41 @@ class DatasetBuilder {
   }
 
  private:
+  // --run-normalize offset: every row of run r is read as taking t + delta_r microseconds (its
+  // throughput and sigma scaled by t / (t + delta_r)); the cuBLAS rows likewise, after which
+  // run_factors takes their mean over every run.
+  void apply_offsets(PendingGroup& g) {
+    const double flops = 2.0 * static_cast<double>(g.problem.m) * static_cast<double>(g.problem.n) *
+                         static_cast<double>(g.problem.k);
+    std::vector<double> delta(g.runs.size(), 0.0);
+    bool any = false;
+    for (size_t i = 0; i < g.runs.size(); ++i)
+      if (auto it = offsets_.find(g.runs[i]); it != offsets_.end() && it->second != 0) delta[i] = it->second, any = true;
+    if (!any) return;
+    // scale = t / (t + delta) for a row of `tflops` (t in us), bounded to [0.5, 2]: an offset of a
+    // few tenths of a microsecond never halves or doubles a throughput unless the row is corrupt.
+    auto scale = [&](double tflops, size_t run) {
+      const double t = flops / (tflops * 1e6);
+      return std::clamp(t / std::max(t + delta[run], 1e-9), 0.5, 2.0);
+    };
+    bool scaled = false;
+    for (MergedRow& r : g.rows)
+      for (auto& [run, t, v] : r.rows)
+        if (delta[run] != 0) {
+          const double f = scale(t, run);
+          t *= f;
+          v *= f * f;
+          scaled = true;
+          ++out_.run_normalized_rows;
+        }
+    for (size_t i = 0; i < g.runs.size(); ++i)
+      if (delta[i] != 0 && g.cublas_count[i]) {
+        const double mean = g.cublas_sum[i] / g.cublas_count[i];
+        g.cublas_sum[i] = mean * scale(mean, i) * g.cublas_count[i];
+      }
+    if (scaled) ++out_.run_normalized_groups;
+  }
+
   // One feature computer per layout (its per-kernel terms are costly to build).
   const FeatureComputer& computer(Layout layout) {
     auto it = computers_.find(layout);
@@ -168,6 +207,7 @@ class DatasetBuilder {
   const DatasetOptions options_;
   std::optional<PendingGroup> pending_;
   std::map<Layout, FeatureComputer> computers_;
+  std::map<std::string, double> offsets_;  // --run-normalize offset: delta per run uuid (us)
 };
 
 }  // namespace
@@ -176,11 +216,84 @@ Dataset load_dataset(const Registry& registry, const HardwareDesc& hw, const Pro
   return load_dataset(registry, hw, DatasetOptions{}, progress);
 }
 
+std::map<std::string, double> estimate_run_offsets(std::span<const Observation> cublas_rows, double max_us,
+                                                   size_t min_groups) {
+  // Mean cuBLAS time per (group, run).
+  std::map<std::string, std::map<std::string, std::pair<double, int>>> by_group;
+  for (const Observation& o : cublas_rows) {
+    if (o.kernel_id != "cublas" || !(o.mean_us > 0) || !std::isfinite(o.mean_us)) continue;
+    auto& [sum, count] = by_group[o.group_key][o.run_uuid];
+    sum += o.mean_us;
+    ++count;
+  }
+  struct Cell {
+    size_t group, run;
+    double t;
+  };
+  std::vector<Cell> cells;
+  std::vector<std::string> runs;
+  std::map<std::string, size_t> run_index;
+  size_t groups = 0;
+  for (const auto& [key, per_run] : by_group) {
+    if (per_run.size() < 2) continue;
+    double fastest = std::numeric_limits<double>::infinity();
+    for (const auto& [run, sc] : per_run) fastest = std::min(fastest, sc.first / sc.second);
+    if (fastest > max_us) continue;
+    for (const auto& [run, sc] : per_run) {
+      auto [it, fresh] = run_index.emplace(run, runs.size());
+      if (fresh) runs.push_back(run);
+      cells.push_back({groups, it->second, sc.first / sc.second});
+    }
+    ++groups;
+  }
+  std::vector<size_t> count(runs.size(), 0);
+  for (const Cell& c : cells) ++count[c.run];
+  std::optional<size_t> anchor;
+  for (size_t r = 0; r < runs.size(); ++r)
+    if (!anchor || count[r] > count[*anchor] || (count[r] == count[*anchor] && runs[r] < runs[*anchor])) anchor = r;
+  std::map<std::string, double> out;
+  if (!anchor || count[*anchor] < min_groups) return out;
+  auto median = [](std::vector<double>& v) {
+    std::sort(v.begin(), v.end());
+    const size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+  };
+  std::vector<double> delta(runs.size(), 0.0), tau(groups, 0.0);
+  std::vector<std::vector<double>> per_group(groups), per_run(runs.size());
+  for (int iter = 0; iter < 50; ++iter) {
+    for (auto& v : per_group) v.clear();
+    for (const Cell& c : cells) per_group[c.group].push_back(c.t + delta[c.run]);
+    for (size_t g = 0; g < groups; ++g) tau[g] = median(per_group[g]);
+    for (auto& v : per_run) v.clear();
+    for (const Cell& c : cells) per_run[c.run].push_back(tau[c.group] - c.t);
+    double moved = 0;
+    std::vector<double> next(runs.size(), 0.0);
+    for (size_t r = 0; r < runs.size(); ++r) next[r] = median(per_run[r]);
+    const double shift = next[*anchor];
+    for (size_t r = 0; r < runs.size(); ++r) {
+      next[r] -= shift;
+      moved = std::max(moved, std::abs(next[r] - delta[r]));
+    }
+    delta = std::move(next);
+    if (moved < 1e-4) break;
+  }
+  for (size_t r = 0; r < runs.size(); ++r)
+    if (count[r] >= min_groups) out[runs[r]] = delta[r];
+  return out;
+}
+
 Dataset load_dataset(const Registry& registry, const HardwareDesc& hw, const DatasetOptions& options,
                      const Progress& progress) {
   Dataset out;
   out.x.cols = FeatureSchema::get().size();
-  DatasetBuilder builder(out, hw, options);
+  std::map<std::string, double> offsets;
+  if (options.run_normalize && options.run_offset) {
+    MeasurementFilter cublas;
+    cublas.only_cublas = true;
+    offsets = estimate_run_offsets(load_ok_measurements(registry, cublas));
+    out.run_offsets = offsets;
+  }
+  DatasetBuilder builder(out, hw, options, offsets);
   size_t seen = 0;
   scan_ok_measurements(registry, MeasurementFilter{}, [&](const Observation& o) {
     builder.add(o);

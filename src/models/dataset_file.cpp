@@ -93,7 +93,8 @@ std::string dataset_fingerprint(const HardwareDesc& h, const DatasetOptions& o) 
                 h.max_threads_per_sm, h.max_blocks_per_sm, h.max_cluster_size_portable, h.max_cluster_size_nonportable,
                 h.l2_bytes, h.hbm_bytes, h.hbm_bw_bytes_per_s, h.bf16_dense_flops_per_s, h.tma_bw_bytes_per_s,
                 static_cast<int>(o.run_normalize), o.dead_band, o.max_factor, FeatureSchema::get().hash_hex().c_str());
-  return hex64(fnv1a64(buf));
+  // The offset mode joins the key only when on, so the keys of every earlier cache stay valid.
+  return hex64(fnv1a64(std::string(buf) + (o.run_normalize && o.run_offset ? "|run-offset" : "")));
 }
 
 void write_dataset_file(const Dataset& d, const std::string& path) {

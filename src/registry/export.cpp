@@ -13,15 +13,17 @@ using reg::Stmt;
 namespace {
 
 // WHERE clause shared by export and the reader; binds ?1 status, ?2 set, ?3 layout,
-// ?4 include_cublas ('' selects everything).
+// ?4 include_cublas, ?6 only_cublas ('' selects everything).
 constexpr const char* kFilterWhere =
     " WHERE (?1 = '' OR m.status = ?1) AND (?2 = '' OR g.set_name = ?2) AND (?3 = '' OR g.layout = ?3)"
-    " AND (?4 OR m.kernel_id <> 'cublas')";
+    " AND (?4 OR m.kernel_id <> 'cublas') AND (NOT ?6 OR m.kernel_id = 'cublas')";
 
 void bind_filter(Stmt& s, const MeasurementFilter& f, const std::string& status) {
   if (!status.empty() && !is_valid_status(status)) throw Error("unknown status '" + status + "'");
+  if (f.only_cublas && !f.include_cublas) throw Error("a measurement filter cannot both select only and leave out cuBLAS rows");
   s.bind_all(status, f.set, f.layout ? std::string(to_string(*f.layout)) : std::string(),
              static_cast<int>(f.include_cublas));
+  s.bind(6, static_cast<int>(f.only_cublas));
 }
 
 // Writes rows as they come: csv (RFC 4180), json (an array of objects) or md.

@@ -97,6 +97,101 @@ TEST(DatasetRunNormalize, DeadBandClampAndRunsWithoutCublasKeepFactorOne) {
   }
 }
 
+// --run-normalize offset. Rows of cuBLAS in `groups` groups of 4-40 us measured by three runs:
+// run B's host times every call `delta_b` us shorter than run A's, run C's `delta_c` shorter.
+std::vector<Observation> offset_rows(size_t groups, double delta_b, double delta_c) {
+  std::vector<Observation> rows;
+  for (size_t g = 0; g < groups; ++g) {
+    const double t = 4.0 + 36.0 * static_cast<double>(g) / static_cast<double>(groups);
+    for (auto [run, d] : {std::pair{"run-a", 0.0}, std::pair{"run-b", delta_b}, std::pair{"run-c", delta_c}}) {
+      if (std::string(run) == "run-c" && g % 2) continue;  // C measured every other group only
+      Observation o;
+      o.group_key = "g" + std::to_string(g);
+      o.kernel_id = "cublas";
+      o.run_uuid = run;
+      o.mean_us = t - d;
+      rows.push_back(o);
+    }
+  }
+  return rows;
+}
+
+TEST(DatasetRunOffsets, RecoverEachRunsConstantTimeAnchoredAtTheLargestRun) {
+  const auto rows = offset_rows(40, 0.6, -0.3);
+  const auto delta = estimate_run_offsets(rows);
+  ASSERT_EQ(delta.size(), 3u);
+  // A and B measured 40 groups each (tie: the smaller uuid, run-a, is the anchor), C 20.
+  EXPECT_NEAR(delta.at("run-a"), 0.0, 1e-9);
+  EXPECT_NEAR(delta.at("run-b"), 0.6, 1e-6) << "B's rows read as taking 0.6 us more";
+  EXPECT_NEAR(delta.at("run-c"), -0.3, 1e-6);
+  // Groups slower than max_us do not count; runs under min_groups get no offset.
+  EXPECT_TRUE(estimate_run_offsets(rows, 1.0).empty());
+  EXPECT_EQ(estimate_run_offsets(rows, 100, 30).count("run-c"), 0u);
+  // Non-cuBLAS rows and rows without a time are ignored; a run alone in its groups has nothing to fit.
+  std::vector<Observation> noise = rows;
+  for (Observation& o : noise) o.kernel_id = "k0";
+  EXPECT_TRUE(estimate_run_offsets(noise).empty());
+}
+
+TEST(DatasetRunOffsets, AnOutlyingCublasRowMovesItsRunsOffsetNotItsGroup) {
+  // The per-group ratio trusts one cuBLAS row; the offset fits every group of the run, so one
+  // row measured at a throttled clock (30 % slow) leaves run B's offset where the rest put it.
+  auto rows = offset_rows(40, 0.6, 0.0);
+  for (Observation& o : rows)
+    if (o.group_key == "g7" && o.run_uuid == "run-b") o.mean_us *= 1.3;
+  EXPECT_NEAR(estimate_run_offsets(rows).at("run-b"), 0.6, 1e-6);
+}
+
+TEST(DatasetRunOffsets, LoadDatasetCorrectsEachRunsRowsByItsOffset) {
+  ScratchDir dir;
+  const std::string path = dir.file("o.db");
+  const auto c = three_candidates();
+  {
+    // Six groups of ~10 us with cuBLAS in runs A and B; B's host is 0.5 us faster per call.
+    // Group 0 also holds candidate rows: c[0] and c[1] from A, c[2] from B at the same true time.
+    Registry reg(path);
+    const std::string a = reg.begin_run(test_run());
+    const std::string b = reg.begin_run(test_run());
+    for (long i = 0; i < 6; ++i) {
+      const long m = kM + 64 * i;
+      reg.upsert_group(test_group(m, kN, kK, "train"));
+      const double flops = 2.0 * m * kN * kK;
+      auto cub = [&](const std::string& run, double us) {
+        MeasurementRow r = test_row(run, group_key(m, kN, kK, Layout::tn), "cublas", "ok");
+        r.mean_us = us;
+        r.tflops = flops / (us * 1e6);
+        return r;
+      };
+      std::vector<MeasurementRow> rows{cub(a, 10.0 + i), cub(b, 9.5 + i)};
+      if (i == 0) {
+        // row_of writes a kM x kN x kK row: group 0 is that shape.
+        rows.push_back(row_of(a, c[0], 2.0 * kM * kN * kK / (12.0 * 1e6)));
+        rows.push_back(row_of(a, c[1], 2.0 * kM * kN * kK / (11.0 * 1e6)));
+        rows.push_back(row_of(b, c[2], 2.0 * kM * kN * kK / (10.5 * 1e6)));  // 11 us on A's host
+      }
+      reg.insert_measurements(std::move(rows));
+    }
+    reg.end_run(a);
+    reg.end_run(b);
+  }
+  const Registry reg(path);
+  DatasetOptions opt;
+  opt.run_offset = true;
+  const Dataset d = load_dataset(reg, default_hw(), opt);
+  ASSERT_EQ(d.run_offsets.size(), 2u);
+  const double flops = 2.0 * kM * kN * kK;
+  // Anchored at one of the two runs (a tie: the smaller uuid), so the pair differs by 0.5 us.
+  const double shift = d.run_offsets.begin()->second - std::next(d.run_offsets.begin())->second;
+  EXPECT_NEAR(std::abs(shift), 0.5, 1e-6);
+  auto us = [&](const Candidate& x) { return flops / (tflops_of(d, x) * 1e6); };
+  EXPECT_NEAR(us(c[2]), us(c[1]), 1e-6) << "c[2] and c[1] take the same time once corrected";
+  EXPECT_NEAR(us(c[0]) - us(c[1]), 1.0, 1e-6) << "rows of one run keep their time difference";
+  EXPECT_EQ(d.run_normalized_groups, 1u) << "groups 1-5 hold only cuBLAS rows: no candidate to train on";
+  // The default (per-group cuBLAS ratio) and off give other numbers: the mode is not a no-op.
+  const Dataset raw = load_dataset(reg, default_hw(), DatasetOptions{false});
+  EXPECT_GT(tflops_of(raw, c[2]) / tflops_of(raw, c[1]), 1.04);
+}
+
 TEST(DatasetSets, FamilyLlmAndSideBySideGroupsAreNeverTrainedOn) {
   ScratchDir dir;
   const std::string path = dir.file("s.db");

@@ -341,8 +341,8 @@ TEST(PlanPicks, CliGroupsFromAPlanFileNewGroupsOfAnySet) {
   EXPECT_NE(other.err.find("no group of set 'eval'"), std::string::npos) << other.err;
 }
 
-TEST(PlanPicks, CliRunNormalizeTakesOnOrOff) {
+TEST(PlanPicks, CliRunNormalizeTakesOnOffOrOffset) {
   const CliResult bad = run_cks("train --run-normalize maybe --out /tmp/never.json");
   EXPECT_NE(bad.exit_code, 0);
-  EXPECT_NE(bad.err.find("on or off"), std::string::npos) << bad.err;
+  EXPECT_NE(bad.err.find("on, off or offset"), std::string::npos) << bad.err;
 }
