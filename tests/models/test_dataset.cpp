@@ -139,7 +139,7 @@ TEST(DatasetRunOffsets, AnOutlyingCublasRowMovesItsRunsOffsetNotItsGroup) {
   auto rows = offset_rows(40, 0.6, 0.0);
   for (Observation& o : rows)
     if (o.group_key == "g7" && o.run_uuid == "run-b") o.mean_us *= 1.3;
-  EXPECT_NEAR(estimate_run_offsets(rows).at("run-b"), 0.6, 1e-6);
+  EXPECT_NEAR(estimate_run_offsets(rows).at("run-b"), 0.6, 1e-3);  // the fit stops at 1e-4 us of movement
 }
 
 TEST(DatasetRunOffsets, LoadDatasetCorrectsEachRunsRowsByItsOffset) {
