@@ -8,11 +8,11 @@ import sys
 out = sys.argv[1]
 # What the latest side-by-side rounds were and which model was shipped before: the facts the text
 # below states (change them with the rounds; results.sh reads each group's latest round).
-EVAL_ROUND = "round 8, lease 18"
-FAMILY_ROUND = "round 7, lease 18"
-PREV_ABOUT = "r6, shipped for leases 17 and 18, trained on the data up to lease 15b"
-SHIPPED_GROUPS, SHIPPED_DATA = "2,841", "lease 16"
-PREV_REF = "git show 112bf6b:models/default.json"
+EVAL_ROUND = "round 11, lease 26"
+FAMILY_ROUND = "round 10, lease 26"
+PREV_ABOUT = "r7, shipped for leases 19-22, trained on the data up to lease 16"
+SHIPPED_GROUPS, SHIPPED_DATA = "3,739", "lease 21"
+PREV_REF = "git show 2714fee:models/default.json"
 KNOBS = ("at default runtime knobs, plus every knob variant of each group's 8 fastest kernels "
          "(measured in lease 8, `data/README.md`), and since lease 16 a random slice of 125 catalogue kernels "
          "outside the pool (with the knob variants of the 8 fastest of them)")
@@ -51,7 +51,8 @@ print("proxy too); the `real pick` rows score exactly what `cks select` returns 
 print("was measured (coverage in the note).\n")
 print("The shipped model (`models/default.json`) is the winner of the hyper-parameter search of")
 print("`docs/hpo.md` (lowest cross-validated regret on the training groups, XGBoost")
-print(f"reg:squarederror), trained by `scripts/models/train_default.sh` on the {SHIPPED_GROUPS} TN + NT + NN + TT")
+print(f"reg:squarederror) with each training row weighted by y^4 (r10w4, `NOTES.md` sessions 19-20), trained by")
+print(f"`scripts/models/train_default.sh` on the {SHIPPED_GROUPS} TN + NT + NN + TT")
 print(f"training groups with ok rows up to {SHIPPED_DATA}, at most 600 candidates per group (the 300 fastest and a")
 print("seeded rest, the cap with the lowest cross-validated regret) with the per-run cuBLAS normalization")
 print("(`docs/models.md`). Every other")
@@ -87,11 +88,10 @@ if os.path.exists(SBS):
     sbs = json.load(open(SBS))
     print("## The real pick, side by side (the headline)\n")
     print("What `cks select` really returns, measured like with like: `cks plan sidebyside` re-measured, per")
-    print("evaluation group, the first pick of the shipped model, a candidate model's first 4 picks (in rounds")
-    print("where the shipped model was the candidate, its own; in round 8 those of r8, so the shipped model's")
-    print("`top-4` there counts only those of its first 4 picks that were measured), the first pick of the static")
-    print("score (and until round 5 of the exhaustive ranking: its row covers the groups where its pick was among")
-    print("the measured ones), the group's 3 fastest measured kernels and the previous model's first pick, in 4")
+    print("evaluation group, the shipped model's first 4 picks, the first pick of the static score (and until")
+    print("round 5 of the exhaustive ranking: its row covers the groups where its pick was among the measured")
+    print("ones), the group's 3 fastest measured kernels and another model's first pick (round 11: r12off,")
+    print("`docs/models.md`; earlier rounds: the previous model's), in 8 (until round 10: 4)")
     print(f"repetitions measured back to back ({EVAL_ROUND}, one H200; `data/README.md`). Each candidate's")
     print("throughput is the median of its repetitions whose SM clock is within 30 MHz of the median of that candidate's repetitions (other")
     print("rows flagged and left out); regret is against the best compared candidate. `noise floor` is the regret of")
@@ -112,8 +112,8 @@ if os.path.exists(SBS):
         print("Mistral-Nemo-12B, GPT-OSS-120B and Qwen3-235B-A22B; 32 TN (forward), 9 NT (data gradient) and 7 NN")
         print("(weight gradient) groups with M, or K for NN, from 24 to 12,008 tokens, mostly not multiples of 32).")
         print("Lease 11 measured each group's real picks and every kernel compiled for the lease at default knobs (its")
-        print("pool sweep, ~280 kernels per layout); each side-by-side round measures 4 repetitions of the deployed")
-        print("top 4, the other methods' first picks, the 3 fastest kernels and the previous model's first pick")
+        print("pool sweep, ~280 kernels per layout); each side-by-side round measures 8 (until round 9: 4) repetitions of the deployed")
+        print("top 4, the other methods' first picks, the 3 fastest kernels and another model's first pick")
         print(f"({FAMILY_ROUND}). Per group in `docs/analysis/sidebyside_family_groups.csv`.\n")
         sbs_table(fam)
         famprev = load("sidebyside_family_prev")
