@@ -121,7 +121,7 @@ using Progress = std::function<void(std::string_view what, size_t done, size_t t
 // With `run_offset` as well (`--run-normalize offset`), a run's rows are instead corrected by one
 // constant time per run, estimated over the whole registry: the corpus showed (session 22,
 // docs/models.md) that later hosts measure short problems faster by a near-constant ~0.6 us per
-// call (+13 % at 5 us, +4 % at 20 us, 0 above 100 us), while one group's cuBLAS row scatters by
+// call (+13 % at 5 us, +4 % at 20 us, ~0 above 100-200 us), while one group's cuBLAS row scatters by
 // ~4 % around that trend, so the per-group ratio adds more noise than it removes (a candidate
 // measured in two runs of a group agreed to 1.0 % median raw, 1.7 % after the per-group ratio).
 struct DatasetOptions {

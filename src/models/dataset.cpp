@@ -4,8 +4,6 @@
 #include <cmath>
 #include <map>
 #include <optional>
-#include <numeric>
-#include <set>
 #include <tuple>
 
 #include "cks/models.hpp"
