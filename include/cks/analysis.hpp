@@ -406,6 +406,11 @@ Table never_ok_table(std::span<const KernelAttempts> kernels);
 //   floor(g)      the regret of T*_g's own candidate c* against itself: the mean over ordered
 //                 pairs (i, j), i != j, of unflagged repetitions of max(0, 1 - T_i(c*) / T_j(c*)):
 //                 what a perfect selector would show from single measurements (the noise floor)
+//   floor_median(g)  the same at the round's own precision (T is a median over n repetitions, so
+//                 its noise shrinks with n, floor's does not): the mean over 400 pairs (X, Y) of
+//                 bootstrap resamples of c*'s n unflagged repetitions (n draws with replacement
+//                 each; a fixed seed per group) of max(0, 1 - median(X) / median(Y)): the regret a
+//                 perfect selector would show when c* is measured again with the same protocol
 struct SideBySideOptions {
   std::vector<Layout> layouts;       // only these layouts (empty: every layout)
   double clock_tolerance_mhz = 30;
@@ -426,7 +431,7 @@ struct SideBySideGroup {
   size_t reps = 0, compared = 0, rows = 0, flagged = 0, dropped = 0, unsteady = 0;
   double clock_ref_mhz = 0, clock_spread_mhz = 0;  // spread: max - min over unflagged rows
   std::string best_kernel, best_knobs;
-  double best_tflops = 0, cublas_tflops = 0, floor = 0;
+  double best_tflops = 0, cublas_tflops = 0, floor = 0, floor_median = 0;
   std::vector<double> tflops;         // T(c) per compared candidate (kept ones)
   std::vector<CandidateRef> candidates;
 };
@@ -440,7 +445,7 @@ struct SideBySideStudy {
 SideBySideStudy sidebyside_study(const Registry& reg, const std::vector<PickMethod>& methods,
                                  const SideBySideOptions& o, const AnalysisProgress& progress = {});
 // Columns: base_key, base_set, layout, m, n, k, reps, compared, rows, flagged, dropped, unsteady, clock_ref_mhz,
-// clock_spread_mhz, best_kernel, best_knobs, best_tflops, cublas_tflops, floor, then per method
+// clock_spread_mhz, best_kernel, best_knobs, best_tflops, cublas_tflops, floor, floor_median, then per method
 // <name>_regret, <name>_top4_regret, <name>_vs_cublas.
 Table sidebyside_group_table(const SideBySideStudy& s);
 

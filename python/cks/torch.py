@@ -10,6 +10,12 @@ autotune; cublas) and options (``$CKS_BUNDLE``, ...; docs/library.md), or those 
 :func:`configure`. The output is a new contiguous tensor; the op has a fake implementation (for
 torch.compile) and a backward (two more products).
 
+In autotune mode torch.matmul is a candidate as well (as in PyTorch's TunableOp): once the runtime
+has tuned a problem, its choice is timed against torch.matmul on the call's own tensors (7
+interleaved rounds, a few milliseconds once per problem and process) and the faster one runs the
+problem from then on; :func:`query` says which (source "torch") and by how much.
+``compare_torch=False`` in :func:`configure` or ``CKS_TORCH_COMPARE=0`` turns this off.
+
 Layouts. PyTorch is row-major, the runtime column-major (BLAS): the row-major C = A·B is the
 column-major Cᵀ = Bᵀ·Aᵀ, so the runtime computes the problem (N, M, K) with B as its first operand.
 A contiguous operand is row-major; the transposed view of a contiguous tensor (``w.t()``) is
@@ -26,8 +32,10 @@ and cuBLASLt it shares); ``import cks`` alone does neither.
 
 from __future__ import annotations
 
+import os
+import statistics
 import threading
-from typing import Any
+from typing import Any, Callable
 
 import torch
 from torch.utils import _python_dispatch
@@ -49,18 +57,59 @@ _runtime_handle: _runtime.Runtime | None = None
 _TORCH_HOST_US = 8
 
 
-def _make(options: dict[str, Any]) -> _runtime.Runtime:
+# Autotune mode keeps torch.matmul itself as a candidate, as PyTorch's TunableOp keeps its default
+# GEMM: once the runtime has tuned a problem (its top picks and cuBLASLt's algorithms, timed on
+# rotating copies of the operands), the module times its winner against torch.matmul on the call's
+# own tensors, _COMPARE_ROUNDS interleaved rounds of back-to-back calls (host time included), and
+# sends the problem to torch.matmul for the rest of the process when that is faster in the median
+# round. Lease 25 found 3 of 975 problems below 0.98x torch.matmul beyond the noise: two where the
+# runtime's cuBLASLt call lost to torch's own cuBLAS call, one where the host count chose a kernel.
+_COMPARE_ROUNDS = 7
+_COMPARE_BATCH_US = 100.0
+# Calls of a problem the runtime has not tuned yet (its picks still compiling) before the module stops
+# waiting to compare it: the problem stays on the runtime.
+_COMPARE_PATIENCE = 64
+_compare = False  # autotune mode with the comparison on: set with the runtime handle
+_routes: dict[tuple[int, int, int, int, str], bool] = {}  # True: torch.matmul won the problem
+_route_notes: dict[tuple[int, int, int, int, str], str] = {}
+_pending: dict[tuple[int, int, int, int, str], int] = {}
+
+
+def _compare_option(value: Any) -> bool:
+    if value is None:
+        value = os.environ.get("CKS_TORCH_COMPARE", "1")
+    if value in (True, False):
+        return bool(value)
+    if value in ("0", "1"):
+        return value == "1"
+    raise ValueError(f"cks.torch: compare_torch (or $CKS_TORCH_COMPARE) must be 0 or 1 (got {value!r})")
+
+
+def _make(options: dict[str, Any]) -> tuple[_runtime.Runtime, bool]:
+    options = dict(options)
+    compare = _compare_option(options.pop("compare_torch", None))
     if options.get("autotune_host_us") is None:
-        options = {**options, "autotune_host_us": _TORCH_HOST_US}
-    return _runtime.Runtime(**options)
+        options["autotune_host_us"] = _TORCH_HOST_US
+    made = _runtime.Runtime(**options)
+    return made, compare and made.mode == "autotune"
+
+
+def _install(made: _runtime.Runtime, compare: bool) -> None:
+    """Makes made the op's runtime (under _lock); a new runtime tunes afresh, so the routes go."""
+    global _runtime_handle, _compare
+    _runtime_handle = made
+    _compare = compare
+    _routes.clear()
+    _route_notes.clear()
+    _pending.clear()
 
 
 def runtime() -> _runtime.Runtime:
     """The runtime the op uses: created at the first product with the environment's settings."""
-    global _runtime_handle
     with _lock:
         if _runtime_handle is None:
-            _runtime_handle = _make({})
+            _install(*_make({}))
+        assert _runtime_handle is not None
         return _runtime_handle
 
 
@@ -68,12 +117,72 @@ def configure(**options: Any) -> _runtime.Runtime:
     """Replaces the runtime: mode ("select", "autotune", "cublas"), bundle_dir, model_path,
     tuning_file, kernel_cache, compile_on_miss, compile_jobs, autotune_top, autotune_rounds,
     autotune_lt_algos, autotune_host_us, select_depth, verbose, strict (docs/library.md, "The GEMM
-    runtime"); None keeps the default (the library's, except autotune_host_us: 8 here)."""
-    global _runtime_handle
-    made = _make(options)
+    runtime"); None keeps the default (the library's, except autotune_host_us: 8 here). Besides
+    those, compare_torch (default ``$CKS_TORCH_COMPARE``, else on): in autotune mode, time the
+    runtime's winner against torch.matmul once per problem and process and keep the faster."""
+    made, compare = _make(options)
     with _lock:
-        _runtime_handle = made
+        _install(made, compare)
     return made
+
+
+def _verdict(cks_us: list[float], torch_us: list[float]) -> tuple[bool, float]:
+    """(torch.matmul won?, the median over rounds of cks's time over torch.matmul's): rounds timed
+    interleaved, so a clock change between rounds moves both of a round's times."""
+    if not cks_us or len(cks_us) != len(torch_us):
+        raise ValueError(f"_verdict: {len(cks_us)} and {len(torch_us)} rounds (need the same, at least one)")
+    ratio = statistics.median(c / max(t, 1e-9) for c, t in zip(cks_us, torch_us))
+    return ratio > 1.0, ratio
+
+
+def _time_pair(fns: tuple[Callable[[], Any], Callable[[], Any]]) -> tuple[list[float], list[float]]:
+    """Microseconds per call of the two functions in _COMPARE_ROUNDS interleaved rounds of
+    back-to-back calls (at least _COMPARE_BATCH_US a batch), on the current stream."""
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    longest = 1.0
+    for f in fns:  # warm-up and the batch size
+        f()
+        start.record()
+        f()
+        end.record()
+        end.synchronize()
+        longest = max(longest, start.elapsed_time(end) * 1e3)
+    batch = max(1, min(200, int(_COMPARE_BATCH_US / longest) + 1))
+    times: tuple[list[float], list[float]] = ([], [])
+    for r in range(_COMPARE_ROUNDS):
+        for i in ((0, 1) if r % 2 == 0 else (1, 0)):
+            start.record()
+            for _ in range(batch):
+                fns[i]()
+            end.record()
+            end.synchronize()
+            times[i].append(start.elapsed_time(end) * 1e3 / batch)
+    return times
+
+
+def _first_calls(key: tuple[int, int, int, int, str], rt: _runtime.Runtime, a: torch.Tensor, b: torch.Tensor,
+                 run: Callable[[], torch.Tensor]) -> torch.Tensor:
+    """A call of a problem not yet compared (autotune mode): the runtime's own call (its first one
+    tunes), then, once the runtime's choice is final, the comparison with torch.matmul."""
+    out = run()
+    if torch.cuda.is_current_stream_capturing():  # no timing inside a CUDA graph capture
+        return out
+    _, m, n, k, layout = key
+    if rt.query(m, n, k, layout)["source"] != "tuned":  # still compiling its picks, or no kernel can run it
+        waited = _pending.get(key, 0) + 1
+        _pending[key] = waited
+        if waited >= _COMPARE_PATIENCE:
+            _routes[key] = False
+            _route_notes[key] = f"not compared with torch.matmul: the runtime had not tuned it after {waited} calls"
+        return out
+    cks_us, torch_us = _time_pair((run, lambda: torch.mm(a, b)))
+    won, ratio = _verdict(cks_us, torch_us)
+    _routes[key] = won
+    _route_notes[key] = (f"torch.matmul {'won' if won else 'lost'} against the runtime's choice: "
+                         f"{statistics.median(cks_us):.2f} us against {statistics.median(torch_us):.2f} us a call "
+                         f"(median round ratio {ratio:.3f}, {_COMPARE_ROUNDS} rounds)")
+    _pending.pop(key, None)
+    return out
 
 
 def _check(a: torch.Tensor, b: torch.Tensor, devices: tuple[str, ...] = ("cuda",)) -> None:
@@ -126,7 +235,16 @@ def query(a: torch.Tensor, b: torch.Tensor) -> dict[str, Any]:
     """What a @ b dispatched to in the runtime's current mode: source (bundle, tuned, compiled,
     cublas, none), kernel_id, knobs, rank, reason, calls, ..."""
     with torch.cuda.device(a.device):
-        return runtime().query(*problem(a, b))
+        rt = runtime()
+        p = problem(a, b)
+        info = rt.query(*p)
+        key = (a.device.index if a.device.index is not None else torch.cuda.current_device(), *p)
+        if _compare and key in _route_notes:
+            info = dict(info)
+            if _routes.get(key):
+                info.update(source="torch", kernel_id="", knobs="")
+            info["reason"] = _route_notes[key] + "; " + info.get("reason", "")
+        return info
 
 
 def _mm_impl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -138,15 +256,29 @@ def _mm_impl(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         return out.zero_()
     m, n, k, layout, first, second = _plan(a, b)
     rt = _runtime_handle if _runtime_handle is not None else runtime()
-    # The row-major (M x N) output is the column-major (N x M) D, ldd = N.
-    if a.device.index == torch.cuda.current_device():
-        stream = torch.cuda.current_stream().cuda_stream
+
+    def run(out: torch.Tensor | None = out) -> torch.Tensor:
+        # The row-major (M x N) output is the column-major (N x M) D, ldd = N.
+        if out is None:
+            out = torch.empty((a.shape[0], b.shape[1]), dtype=a.dtype, device=a.device)
+        stream = torch.cuda.current_stream(a.device).cuda_stream
         rt.gemm(m, n, k, layout, first.data_ptr(), second.data_ptr(), out.data_ptr(), 1.0, 0.0, stream)
-    else:
-        with torch.cuda.device(a.device):
-            stream = torch.cuda.current_stream(a.device).cuda_stream
-            rt.gemm(m, n, k, layout, first.data_ptr(), second.data_ptr(), out.data_ptr(), 1.0, 0.0, stream)
-    return out
+        return out
+
+    def dispatch() -> torch.Tensor:
+        if _compare:
+            key = (a.device.index, m, n, k, layout)
+            won = _routes.get(key)
+            if won is None:
+                return _first_calls(key, rt, a, b, lambda: run(None))
+            if won:
+                return torch.mm(a, b)
+        return run()
+
+    if a.device.index == torch.cuda.current_device():
+        return dispatch()
+    with torch.cuda.device(a.device):
+        return dispatch()
 
 
 @torch.library.custom_op("cks::mm", mutates_args=())
@@ -229,15 +361,23 @@ def _mm_fast(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     b_row = _packed_order(b, k, n)
     if a_row is None or b_row is None:
         return _mm_impl(a, b)
-    out = a.new_empty((m, n))
     rt = _runtime_handle if _runtime_handle is not None else runtime()
     if n == 1 and m > 1:  # as _plan: a @ v is the runtime's (M, 1, K), a first (v packed: b_row above)
-        rt.gemm(m, 1, k, ("t" if a_row else "n") + "n", a.data_ptr(), b.data_ptr(), out.data_ptr(), 1.0, 0.0,
-                _raw_stream(dev))
-        return out
-    # As _plan: column-major Cᵀ (N x M) = Bᵀ · Aᵀ, b first; the row-major output is D with ldd = N.
-    rt.gemm(n, m, k, ("n" if b_row else "t") + ("n" if a_row else "t"), b.data_ptr(), a.data_ptr(), out.data_ptr(),
-            1.0, 0.0, _raw_stream(dev))
+        p = (m, 1, k, ("t" if a_row else "n") + "n", a, b)
+    else:  # as _plan: column-major Cᵀ (N x M) = Bᵀ · Aᵀ, b first; the row-major output is D with ldd = N
+        p = (n, m, k, ("n" if b_row else "t") + ("n" if a_row else "t"), b, a)
+    if _compare:
+        key = (dev, p[0], p[1], p[2], p[3])
+        won = _routes.get(key)
+        if won is None:
+            return _first_calls(key, rt, a, b, lambda: _run_fast(rt, p, a.new_empty((m, n)), dev))
+        if won:
+            return torch.mm(a, b)
+    return _run_fast(rt, p, a.new_empty((m, n)), dev)
+
+
+def _run_fast(rt: _runtime.Runtime, p: tuple[Any, ...], out: torch.Tensor, dev: int) -> torch.Tensor:
+    rt.gemm(p[0], p[1], p[2], p[3], p[4].data_ptr(), p[5].data_ptr(), out.data_ptr(), 1.0, 0.0, _raw_stream(dev))
     return out
 
 

@@ -74,6 +74,10 @@ for sname, keys in sets.items():
     noise = (f"| noise floor | {len(v)} | {100 * st.mean(v):.2f} % | {100 * st.median(v):.2f} % | {100 * p95(v):.1f} % | "
              f"{100 * max(v):.1f} % | | | | | |")
     print(noise)
+    v = [float(new[k]['floor_median']) for k in keys if new[k].get('floor_median', '') != '']
+    if v:  # per-group CSVs since session 23: the floor at the round's precision (medians, bootstrap)
+        print(f"| noise floor (median) | {len(v)} | {100 * st.mean(v):.2f} % | {100 * st.median(v):.2f} % | "
+              f"{100 * p95(v):.1f} % | {100 * max(v):.1f} % | | | | | |")
     # Paired: the same groups and repetitions, base deployed minus new deployed (> 0: new better),
     # with a bootstrap 95 % interval over the groups (seed 0).
     d = [float(base[k]['deployed_regret']) - float(new[k]['deployed_regret']) for k in keys

@@ -2,7 +2,9 @@
 // stretch (definitions in include/cks/analysis.hpp; plans from cks plan sidebyside).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
+#include <random>
 #include <set>
 
 #include "analysis/internal.hpp"
@@ -16,6 +18,23 @@ namespace {
 using analysis_detail::num;
 
 double median(std::vector<double> v) { return quantile(std::move(v), 0.5); }
+
+// floor_median (include/cks/analysis.hpp): c*'s median of n repetitions against itself, by
+// bootstrap; seeded by the group's key, so a study is reproducible.
+double median_floor(const std::vector<double>& own, const std::string& key) {
+  if (own.size() < 2) return NAN;
+  constexpr int kPairs = 400;
+  std::mt19937_64 rng(std::hash<std::string>{}(key));
+  std::uniform_int_distribution<size_t> pick(0, own.size() - 1);
+  std::vector<double> x(own.size()), y(own.size());
+  double sum = 0;
+  for (int p = 0; p < kPairs; ++p) {
+    for (size_t i = 0; i < own.size(); ++i) x[i] = own[pick(rng)], y[i] = own[pick(rng)];
+    const double my = median(y);
+    if (my > 0) sum += std::max(0.0, 1.0 - median(x) / my);
+  }
+  return sum / kPairs;
+}
 
 struct Rep {
   double tflops = 0, clock = 0;
@@ -169,6 +188,7 @@ SideBySideStudy sidebyside_study(const Registry& reg, const std::vector<PickMeth
       for (size_t j = 0; j < own.size(); ++j)
         if (i != j && own[j] > 0) floor_sum += std::max(0.0, 1.0 - own[i] / own[j]), ++pairs;
     g.floor = pairs ? floor_sum / static_cast<double>(pairs) : NAN;
+    g.floor_median = median_floor(own, key);
     std::map<CandidateRef, uint32_t> position;
     for (uint32_t i = 0; i < g.candidates.size(); ++i) position.emplace(g.candidates[i], i);
     for (size_t mi = 0; mi < methods.size(); ++mi) {
@@ -194,7 +214,7 @@ SideBySideStudy sidebyside_study(const Registry& reg, const std::vector<PickMeth
 Table sidebyside_group_table(const SideBySideStudy& s) {
   std::vector<std::string> cols{"base_key", "base_set", "layout", "m", "n", "k", "reps", "compared", "rows", "flagged",
                                 "dropped", "unsteady", "clock_ref_mhz", "clock_spread_mhz", "best_kernel", "best_knobs",
-                                "best_tflops", "cublas_tflops", "floor"};
+                                "best_tflops", "cublas_tflops", "floor", "floor_median"};
   for (const auto& m : s.methods)
     for (const char* what : {"_regret", "_top4_regret", "_vs_cublas"}) cols.push_back(m + what);
   Table t(cols);
@@ -217,7 +237,8 @@ Table sidebyside_group_table(const SideBySideStudy& s) {
                           g.best_knobs,
                           num(g.best_tflops, 3),
                           num(g.cublas_tflops, 3),
-                          num(g.floor, 6)};
+                          num(g.floor, 6),
+                          num(g.floor_median, 6)};
     for (size_t mi = 0; mi < s.methods.size(); ++mi) {
       const GroupOutcome& o = s.outcomes[mi][gi];
       row.push_back(o.covered ? num(o.regret, 6) : Cell{});

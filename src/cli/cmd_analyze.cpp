@@ -445,12 +445,16 @@ void register_sidebyside_study(CLI::App* analyze) {
     std::vector<MethodOutcomes> outcomes;
     for (size_t m = 0; m < s.methods.size(); ++m) outcomes.push_back({s.methods[m], "side by side", s.outcomes[m]});
     MethodOutcomes floor{"noise floor", "c* re-measured against itself", {}};
+    MethodOutcomes floor_median{"noise floor (median)", "c*'s median re-measured against itself (bootstrap)", {}};
     std::vector<DataGroup> groups;
     for (const auto& g : s.groups) {
       GroupOutcome fo;
       fo.covered = std::isfinite(g.floor);
       fo.regret = g.floor;
       floor.groups.push_back(fo);
+      fo.covered = std::isfinite(g.floor_median);
+      fo.regret = g.floor_median;
+      floor_median.groups.push_back(fo);
       DataGroup dg;
       dg.key = g.base_key;
       dg.set = g.base_set;
@@ -459,6 +463,7 @@ void register_sidebyside_study(CLI::App* analyze) {
       groups.push_back(std::move(dg));
     }
     outcomes.push_back(std::move(floor));
+    outcomes.push_back(std::move(floor_median));
     std::cerr << "cks analyze sidebyside: " << s.groups.size() << " groups, " << s.rows << " ok rows, " << s.flagged_rows
               << " flagged (SM clock more than " << format_double(so->clock_tolerance_mhz)
               << " MHz from the median of " << (so->clock_reference == "group" ? "the group" : "the candidate's repetitions")

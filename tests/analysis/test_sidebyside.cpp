@@ -86,6 +86,14 @@ TEST(SideBySide, RegretOfTheRealPickFromCleanRepetitionsWithTheNoiseFloor) {
   EXPECT_DOUBLE_EQ(g.best_tflops, 109) << "B: median of 110 and 108 (its flagged 150 left out)";
   EXPECT_DOUBLE_EQ(g.cublas_tflops, 95);
   EXPECT_NEAR(g.floor, 0.5 * (1 - 108.0 / 110), 1e-12) << "B against itself: (0 + (1 - 108/110)) / 2";
+  // At the round's precision (medians of 2 repetitions, by bootstrap): exactly 0.00342 (the 9 pairs of
+  // medians 108, 109, 110 weighted 1/4, 1/2, 1/4), here from 400 resampled pairs; below the per-rep floor.
+  EXPECT_GT(g.floor_median, 0.0015);
+  EXPECT_LT(g.floor_median, 0.0055);
+  EXPECT_LT(g.floor_median, g.floor);
+  EXPECT_DOUBLE_EQ(sidebyside_study(reg, {{"static", &static_selector(), 16}}, SideBySideOptions{}).groups[0].floor_median,
+                   g.floor_median)
+      << "seeded by the group: the same study reads the same";
   const GroupOutcome& o = s.outcomes[0][0];
   ASSERT_TRUE(o.covered);
   EXPECT_NEAR(o.regret, 1 - 100.0 / 109, 1e-12) << "the static pick A at its median 100";

@@ -138,3 +138,33 @@ def test_the_module_counts_its_host_time(tmp_path) -> None:
     assert json.loads(ct.configure(**opts).describe())["autotune_host_us"] == 8
     assert json.loads(ct.configure(**opts, autotune_host_us=0).describe())["autotune_host_us"] == 0
     ct.configure(**opts)  # the module's default again for the other tests
+
+
+def test_autotune_compares_with_torch_matmul_unless_turned_off(tmp_path, monkeypatch) -> None:
+    opts = {"kernel_cache": str(tmp_path / "k"), "tuning_file": str(tmp_path / "t.csv")}
+    monkeypatch.delenv("CKS_TORCH_COMPARE", raising=False)
+    ct.configure(**opts, mode="autotune")
+    assert ct._compare
+    ct.configure(**opts, mode="autotune", compare_torch=False)
+    assert not ct._compare
+    ct.configure(**opts, mode="select")  # only autotune mode compares
+    assert not ct._compare
+    monkeypatch.setenv("CKS_TORCH_COMPARE", "0")
+    ct.configure(**opts, mode="autotune")
+    assert not ct._compare
+    monkeypatch.setenv("CKS_TORCH_COMPARE", "yes")
+    with pytest.raises(ValueError, match="CKS_TORCH_COMPARE"):
+        ct.configure(**opts, mode="autotune")
+    monkeypatch.delenv("CKS_TORCH_COMPARE")
+    ct._routes[(0, 8, 8, 8, "nn")] = True
+    ct.configure(**opts)  # a new runtime tunes afresh: no route survives it
+    assert not ct._routes
+
+
+def test_the_comparison_keeps_the_faster_in_the_median_round() -> None:
+    # Round by round (the clock moves both of a round's times): cks slower in 3 of 5 rounds.
+    assert ct._verdict([10.0, 11.0, 9.0, 10.5, 10.2], [10.1, 10.0, 9.5, 10.0, 10.0]) == (True, pytest.approx(1.02))
+    won, ratio = ct._verdict([9.0, 9.1], [10.0, 10.0])
+    assert not won and ratio == pytest.approx(0.905)
+    with pytest.raises(ValueError, match="rounds"):
+        ct._verdict([1.0], [])
