@@ -11,6 +11,12 @@
 #   scripts/device/lease.sh wait SECONDS      # returns early once collect has ended; exits 3 at once
 #       on a machine where no collect was started (the lease's machine was released between commands)
 #   RESUME=REGISTRY scripts/device/lease.sh start ...   resumes from a shipped registry (carry it)
+#   [RESUME=REGISTRY] scripts/device/lease.sh go PLAN TIME_BUDGET_S WAIT_S [GPUS] [JOBS] [MEM_GB] [KPT]
+#       the same command for every call of a lease: where this lease's collect runs or ran on the
+#       machine, `wait WAIT_S`; on a fresh machine (the first call, or the machine was released
+#       between calls), `start` (resuming from RESUME when that file exists) then `wait WAIT_S`.
+#       Lease 27 lost its collector when the machine went back between two commands: with `go`
+#       and the last shipped registry carried as RESUME, the next call picks the plan up anyway.
 #   scripts/device/lease.sh leaders LAYOUT PLAN TIME_BUDGET_S WAIT_S [GPUS] [JOBS] [MEM_GB] [KPT]
 #       after collect has ended, on the still-warm machine (kernel cache intact): the knob variants
 #       around the leaders of LAYOUT's groups of set $SET (default eval) in this lease's registry
@@ -134,6 +140,21 @@ case "${1:-}" in
     fi
     tail -n 5 out/collect.log
     ;;
+  go)
+    [ $# -ge 4 ] || { echo "usage: $0 go PLAN TIME_BUDGET_S WAIT_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU]" >&2; exit 2; }
+    PLAN=$2 BUDGET=$3 WAIT=$4
+    if [ -f out/machine.txt ]; then
+      echo "lease.sh go: this machine's collect was started before: waiting" >&2
+      "$0" wait "$WAIT"
+      exit $?
+    fi
+    if [ -n "${RESUME:-}" ] && [ ! -f "$RESUME" ]; then
+      echo "lease.sh go: no registry at RESUME=$RESUME: starting the plan afresh" >&2
+      unset RESUME
+    fi
+    [ -n "${RESUME:-}" ] && echo "lease.sh go: a fresh machine: resuming from $RESUME" >&2
+    "$0" start "$PLAN" "$BUDGET" "${5:-0}" "${6:-0}" "${7:-0}" "${8:-8}" && "$0" wait "$WAIT"
+    ;;
   leaders)
     L=$2 PLAN=$3 BUDGET=$4 WAIT=$5
     if [ ! -f out/collect.rc ]; then echo "lease.sh leaders: collect is still running" >&2; exit 2; fi
@@ -173,6 +194,7 @@ case "${1:-}" in
     ;;
   *)
     echo "usage: $0 start PLAN TIME_BUDGET_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU] | wait SECONDS" \
+         "| go PLAN TIME_BUDGET_S WAIT_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU]" \
          "| leaders LAYOUT PLAN TIME_BUDGET_S WAIT_S [GPUS] [JOBS] [MEM_GB] [KERNELS_PER_TU]" \
          "| cache | sbs GROUPS_PLAN SET MODEL TIME_BUDGET_S WAIT_S [BASE_MODEL]" >&2
     exit 2
