@@ -45,7 +45,15 @@ else tar -cJf "$OUTDIR/cutlass.tar.xz" -C third_party cutlass/include cutlass/to
 # then compiles every pick in the background): the model's top-1 of each problem the kernels can run (the C API's own check, through
 # the build's package), where the home cache has it.
 if ! ls "$KCACHE"/cks_*.so > /dev/null 2>&1; then
-  echo "pack_python.sh: no libraries in $KCACHE: no bundle (the device compiles every pick)" >&2
+  # What scripts/device/python_bundle.sh needs to compile the bundle on the H200 instead: the CLI
+  # and the check's problems the kernels can run.
+  [ -x "$BUILD/bin/cks" ] && [ -d "$BUILD/python/cks" ] ||
+    { echo "pack_python.sh: no $BUILD/bin/cks or $BUILD/python/cks (build first)" >&2; exit 2; }
+  cp "$BUILD/bin/cks" "$OUTDIR/cks"
+  python3 scripts/device/python_check.py --problems ${SHAPES:+--shapes "$SHAPES"} > "$TMP/problems.csv"
+  PYTHONPATH="$BUILD/python" python3 scripts/device/bundle_shapes.py "$TMP/problems.csv" "$OUTDIR/bundle_shapes.csv"
+  echo "pack_python.sh: no libraries in $KCACHE: no bundle; on the device run scripts/device/python_bundle.sh" \
+       "(until it says complete), then python_check.sh" >&2
   du -sh "$OUTDIR"/*
   echo "carry: [\".carry/py\"]  (and move data/shards aside: the call carries at most 64 MiB)"
   exit 0

@@ -52,7 +52,12 @@ if [ -f "$CARRY/bundle.tar.xz" ]; then
   mkdir -p /tmp/cks-bundle && tar -xJf "$CARRY/bundle.tar.xz" -C /tmp/cks-bundle && [ -f /tmp/cks-bundle/bundle/index.json ] ||
     { echo "python_check.sh: $CARRY/bundle.tar.xz did not unpack into /tmp/cks-bundle/bundle (index.json missing)" >&2; exit 1; }
   export CKS_BUNDLE=/tmp/cks-bundle/bundle
+elif [ -f out/pybundle/bundle/index.json ]; then  # compiled on this machine by python_bundle.sh
+  export CKS_BUNDLE=$ROOT/out/pybundle/bundle
+  grep -qE "[0-9]+ skipped" out/pybundle.log 2> /dev/null &&
+    say "WARNING: out/pybundle is incomplete (python_bundle.sh ran out of time): the rest compiles beside the timing"
 else  # packed without a home compile cache: every pick is compiled in the background
+  say "WARNING: no bundle: every pick compiles beside the timing (run scripts/device/python_bundle.sh first)"
   unset CKS_BUNDLE
 fi
 export CKS_KERNEL_CACHE=/tmp/cks-kernels CKS_TUNING_FILE=/tmp/cks-tuning.csv
