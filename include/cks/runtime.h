@@ -84,6 +84,12 @@ typedef struct cks_runtime_options {
                                   cost and compares time per call, max(GPU time, launch cost + this):
                                   a product the caller's host bounds goes to the cheaper launch;
                                   -1: 0 (GPU time only; cks.torch sets 8) */
+  int32_t autotune_lt_margin_pct; /* autotune: cuBLASLt (any algorithm) wins only when its time per call
+                                  beats the fastest kernel's by more than this many percent plus
+                                  autotune_lt_margin_us (0 to 100); -1: 0. cks.torch sets 3: from Python,
+                                  back-to-back calls on cuBLASLt cost more than autotune's timing says
+                                  (docs/library.md, "The caller's host time") */
+  int32_t autotune_lt_margin_us;  /* the margin's fixed part in microseconds (0 to 1000); -1: 0; cks.torch: 1 */
 } cks_runtime_options;
 
 /* What a problem dispatched to (cks_runtime_query). Strings are NUL-terminated. */

@@ -44,6 +44,8 @@ class RuntimeOptions {
   RuntimeOptions& autotune_rounds(int v) { o_.autotune_rounds = v; return *this; }
   RuntimeOptions& autotune_lt_algos(int v) { o_.autotune_lt_algos = v; return *this; }
   RuntimeOptions& autotune_host_us(int v) { o_.autotune_host_us = v; return *this; }
+  RuntimeOptions& autotune_lt_margin_pct(int v) { o_.autotune_lt_margin_pct = v; return *this; }
+  RuntimeOptions& autotune_lt_margin_us(int v) { o_.autotune_lt_margin_us = v; return *this; }
   RuntimeOptions& select_depth(int v) { o_.select_depth = v; return *this; }
   RuntimeOptions& verbose(bool v) { o_.verbose = v ? 1 : 0; return *this; }
   RuntimeOptions& strict(bool v) { o_.strict = v ? 1 : 0; return *this; }

@@ -19,6 +19,8 @@ class Runtime:
         strict: bool | None = None,
         autotune_lt_algos: int | None = None,
         autotune_host_us: int | None = None,
+        autotune_lt_margin_pct: int | None = None,
+        autotune_lt_margin_us: int | None = None,
     ) -> None: ...
     def gemm(
         self, m: int, n: int, k: int, layout: str, a: int, b: int, d: int,

@@ -76,7 +76,7 @@ void init_options(cks_runtime_options* o) {
   *o = cks_runtime_options{};
   o->struct_size = sizeof(cks_runtime_options);
   o->compile_on_miss = o->compile_jobs = o->autotune_top = o->autotune_rounds = o->select_depth = o->verbose = -1;
-  o->strict = o->autotune_lt_algos = o->autotune_host_us = -1;
+  o->strict = o->autotune_lt_algos = o->autotune_host_us = o->autotune_lt_margin_pct = o->autotune_lt_margin_us = -1;
 }
 
 RuntimeConfig resolve_config(const cks_runtime_options* o, const EnvLookup& env) {
@@ -116,6 +116,8 @@ RuntimeConfig resolve_config(const cks_runtime_options* o, const EnvLookup& env)
   c.autotune_rounds = count_option(o->autotune_rounds, 5, 1, "autotune_rounds");
   c.autotune_lt_algos = count_option(o->autotune_lt_algos, 4, 1, "autotune_lt_algos", kMaxLtAlgos);
   c.autotune_host_us = count_option(o->autotune_host_us, 0, 0, "autotune_host_us", 1000);
+  c.autotune_lt_margin_pct = count_option(o->autotune_lt_margin_pct, 0, 0, "autotune_lt_margin_pct", 100);
+  c.autotune_lt_margin_us = count_option(o->autotune_lt_margin_us, 0, 0, "autotune_lt_margin_us", 1000);
   c.select_depth = count_option(o->select_depth, 1, 1, "select_depth");
   return c;
 }

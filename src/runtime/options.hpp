@@ -33,6 +33,8 @@ struct RuntimeConfig {
   int autotune_rounds = 5;
   int autotune_lt_algos = 4;  // cuBLASLt heuristic algorithms autotune times (1: the top-1 only; lease 22: 4)
   int autotune_host_us = 0;   // the caller's host time per call beyond cks_gemm's (> 0: autotune counts the host)
+  int autotune_lt_margin_pct = 0;  // cuBLASLt must beat the fastest kernel by this % + autotune_lt_margin_us
+  int autotune_lt_margin_us = 0;
   int select_depth = 1;
   bool verbose = false;
   bool strict = false;  // calls the kernels cannot run are errors (select, autotune), not cuBLASLt calls

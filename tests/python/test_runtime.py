@@ -31,6 +31,10 @@ def test_options_modes_and_query(tmp_path: Path) -> None:
 def test_host_cost_option(tmp_path: Path) -> None:
     assert json.loads(make(tmp_path).describe())["autotune_host_us"] == 0
     assert json.loads(make(tmp_path, autotune_host_us=8).describe())["autotune_host_us"] == 8
+    assert json.loads(make(tmp_path).describe())["autotune_lt_margin_pct"] == 0
+    assert json.loads(make(tmp_path, autotune_lt_margin_pct=3, autotune_lt_margin_us=1).describe())["autotune_lt_margin_us"] == 1
+    with pytest.raises(RuntimeError, match=r"^runtime option autotune_lt_margin_pct must be in \[0, 100\]"):
+        make(tmp_path, autotune_lt_margin_pct=200)
     with pytest.raises(RuntimeError, match=r"^runtime option autotune_host_us must be in \[0, 1000\]"):
         make(tmp_path, autotune_host_us=5000)
 

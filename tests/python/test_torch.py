@@ -137,6 +137,10 @@ def test_the_module_counts_its_host_time(tmp_path) -> None:
     opts = {"kernel_cache": str(tmp_path / "k"), "tuning_file": str(tmp_path / "t.csv")}
     assert json.loads(ct.configure(**opts).describe())["autotune_host_us"] == 8
     assert json.loads(ct.configure(**opts, autotune_host_us=0).describe())["autotune_host_us"] == 0
+    described = json.loads(ct.configure(**opts).describe())
+    assert (described["autotune_lt_margin_pct"], described["autotune_lt_margin_us"]) == (3, 1)
+    described = json.loads(ct.configure(**opts, autotune_lt_margin_pct=0, autotune_lt_margin_us=0).describe())
+    assert (described["autotune_lt_margin_pct"], described["autotune_lt_margin_us"]) == (0, 0)
     ct.configure(**opts)  # the module's default again for the other tests
 
 

@@ -145,6 +145,23 @@ TEST(RuntimeOptions, BadValuesAreOneClearLine) {
   o.autotune_host_us = 1001;
   EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }),
             "runtime option autotune_host_us must be in [0, 1000] or -1 for the default (got 1001)");
+  // autotune_lt_margin_pct (0 to 100) and autotune_lt_margin_us (0 to 1000); -1 (init) is 0.
+  EXPECT_EQ(defaults().autotune_lt_margin_pct, -1);
+  EXPECT_EQ(defaults().autotune_lt_margin_us, -1);
+  EXPECT_EQ(resolve_config(nullptr, env_of({{"HOME", "/h"}})).autotune_lt_margin_pct, 0);
+  EXPECT_EQ(resolve_config(nullptr, env_of({{"HOME", "/h"}})).autotune_lt_margin_us, 0);
+  o = defaults();
+  o.autotune_lt_margin_pct = 3;
+  o.autotune_lt_margin_us = 1;
+  EXPECT_EQ(resolve_config(&o, env_of({{"HOME", "/h"}})).autotune_lt_margin_pct, 3);
+  EXPECT_EQ(resolve_config(&o, env_of({{"HOME", "/h"}})).autotune_lt_margin_us, 1);
+  o.autotune_lt_margin_pct = 101;
+  EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }),
+            "runtime option autotune_lt_margin_pct must be in [0, 100] or -1 for the default (got 101)");
+  o = defaults();
+  o.autotune_lt_margin_us = 1001;
+  EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }),
+            "runtime option autotune_lt_margin_us must be in [0, 1000] or -1 for the default (got 1001)");
   o = defaults();
   o.struct_size = 8;
   EXPECT_NE(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }).find("struct_size is 8"), std::string::npos);

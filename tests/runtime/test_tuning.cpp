@@ -73,6 +73,25 @@ TEST(TunedWinner, AHostBoundProductGoesToTheCheaperLaunch) {
   EXPECT_EQ(tuned_winner({per_call_us(119.5, 3.5, 8), per_call_us(120.0, 7.0, 8)}, 1), 1u);
 }
 
+TEST(TunedWinner, AMarginAgainstCublasLtKeepsACloseKernel) {
+  const double inf = std::numeric_limits<double>::infinity();
+  // kernels 0-1, cuBLASLt's top-1 2 and its next algorithm 3. Lease 29's 32x8192x4096 tn from Python:
+  // cuBLASLt 20.54 us, the kernels 20.79 and 21.06: cuBLASLt on time alone, the kernel with 3 % + 1 us.
+  const std::vector<double> us{21.06, 20.79, 20.54, 22.75};
+  EXPECT_EQ(tuned_winner(us, 2), 2u);
+  EXPECT_EQ(tuned_winner(us, 2, 2, 0, 0), 2u);  // no margin: as before
+  EXPECT_EQ(tuned_winner(us, 2, 2, 3, 1), 1u);
+  EXPECT_EQ(tuned_winner(us, 2, 2, 1, 0), 2u);  // 1.2 % slower than cuBLASLt: outside a 1 % margin
+  // A clear cuBLASLt win stays: 10 % faster than the kernels.
+  EXPECT_EQ(tuned_winner({22.0, 23.0, 20.0, 25.0}, 2, 2, 3, 1), 2u);
+  // Another cuBLASLt algorithm that wins is held to the margin as well.
+  EXPECT_EQ(tuned_winner({20.6, inf, 21.0, 20.3}, 2, 2, 3, 1), 0u);
+  EXPECT_EQ(tuned_winner({30.0, inf, 21.0, 20.3}, 2, 2, 3, 1), 3u);
+  // No kernel ran: cuBLASLt. A kernel that wins outright is unchanged.
+  EXPECT_EQ(tuned_winner({inf, inf, 21.0, 20.3}, 2, 2, 3, 1), 3u);
+  EXPECT_EQ(tuned_winner({18.0, 19.0, 21.0, 20.3}, 2, 2, 3, 1), 0u);
+}
+
 TEST(TuningFile, RecordsRoundTripWithQuotedKnobs) {
   const TuningRecord a = rec(4096), b = rec(16, kCublasWinner);
   EXPECT_EQ(format_record(a), "NVIDIA H200,0.1.0,5c0d2f0e8a9b1c3d,tn,4096,4096,4096,kadf55d1e9f98f3e8,\"r=m,s=2,d=h,k=1\",118.25,124.5");

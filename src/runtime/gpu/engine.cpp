@@ -1046,7 +1046,8 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
     cuda_check(cudaStreamSynchronize(ts), "autotune launch cost");
   }
   ops.clear();
-  const size_t best = tuned_winner(call_us, n);
+  const size_t plain = tuned_winner(call_us, n);
+  const size_t best = tuned_winner(call_us, n, n, config_.autotune_lt_margin_pct, config_.autotune_lt_margin_us);
   if (!std::isfinite(us[n])) throw Error("autotune: cuBLASLt failed on " + problem_text(c.layout, c.m, c.n, c.k));
 
   std::string timed;
@@ -1078,11 +1079,16 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
   // When the host's time changed the winner, the reason says so first (the query's reason is cut at 319 characters).
   const size_t gpu_best = tuned_winner(us, n);
   const auto us2 = [](double v) { return format_double(std::round(v * 100) / 100); };
+  const std::string margin_note =
+      plain != best ? "kernel kept over cuBLASLt (margin " + std::to_string(config_.autotune_lt_margin_pct) + " % + " +
+                          std::to_string(config_.autotune_lt_margin_us) + " us: " + us2(call_us[best]) + " us against " +
+                          us2(call_us[plain]) + " us): "
+                    : "";
   const std::string host_note =
-      gpu_best != best ? "host-bound (per call, launch cost + " + std::to_string(config_.autotune_host_us) + " us: " +
-                             us2(call_us[best]) + " us against " + us2(call_us[gpu_best]) + " us for the GPU's fastest): "
-                       : "";
-  win->reason = host_note + std::string(lt_win > 0 ? "cuBLASLt algorithm " + std::to_string(lt_win) + " won: " : "") + "autotuned " +
+      gpu_best != plain ? "host-bound (per call, launch cost + " + std::to_string(config_.autotune_host_us) + " us: " +
+                             us2(call_us[plain]) + " us against " + us2(call_us[gpu_best]) + " us for the GPU's fastest): "
+                        : "";
+  win->reason = margin_note + host_note + std::string(lt_win > 0 ? "cuBLASLt algorithm " + std::to_string(lt_win) + " won: " : "") + "autotuned " +
                 std::to_string(n) + " candidate(s) and cuBLASLt (" + format_double(std::round(us[n] * 100) / 100) + " us" +
                 lt_timed + ") over " + std::to_string(rounds) + " rounds, " + std::to_string(reps.size()) +
                 " operand cop" + (reps.size() == 1 ? "y" : "ies") + ": " + timed + (whys.empty() ? "" : "; " + whys) +
@@ -1174,6 +1180,8 @@ std::string Engine::describe() const {
                    {"autotune_rounds", config_.autotune_rounds},
                    {"autotune_lt_algos", config_.autotune_lt_algos},
                    {"autotune_host_us", config_.autotune_host_us},
+                   {"autotune_lt_margin_pct", config_.autotune_lt_margin_pct},
+                   {"autotune_lt_margin_us", config_.autotune_lt_margin_us},
                    {"select_depth", config_.select_depth},
                    {"strict", config_.strict}};
   if (bundle_) {
