@@ -32,6 +32,16 @@ reg = sys.argv[1]
 TOP = int(sys.argv[2]) if len(sys.argv) > 2 else 14
 MAX_GROUPS = int(sys.argv[3]) if len(sys.argv) > 3 else 700
 SEED = int(sys.argv[4]) if len(sys.argv) > 4 else 30
+# Round 2 (the same lease's second command): RATIO=2 MAX_FLOP=2e11 EXCLUDE=<round 1's plan> widens the
+# class and leaves out the groups round 1 planned.
+import os
+RATIO = float(os.environ.get("RATIO", "4"))
+MAX_FLOP = float(os.environ.get("MAX_FLOP", "1e11"))
+EXCLUDE = set()
+if os.environ.get("EXCLUDE"):
+    import lzma
+    with (lzma.open if os.environ["EXCLUDE"].endswith(".xz") else open)(os.environ["EXCLUDE"], "rt") as f:
+        EXCLUDE = {json.loads(line)["group"]["key"] for line in f.read().splitlines()[1:]}
 SMS = 132
 TILE_N = (32, 48, 64, 80, 96, 128, 160, 192, 256)
 
@@ -54,7 +64,7 @@ db = sqlite3.connect(reg)
 groups = []
 for key, m, n, k, layout, tags, policy, budget, seed in db.execute(
         "SELECT key, m, n, k, layout, tags_json, policy, budget, seed FROM groups WHERE set_name = 'train' ORDER BY key"):
-    if 2 * m * n * k < 1e11 and max(m, n) >= 4 * min(m, n) and min(m, n) >= 128:
+    if 2 * m * n * k < MAX_FLOP and max(m, n) >= RATIO * min(m, n) and min(m, n) >= 128 and key not in EXCLUDE:
         groups.append((key, m, n, k, layout, json.loads(tags), policy, budget, seed))
 print(f"plan30: {len(groups)} training groups in the class", file=sys.stderr)
 random.Random(SEED).shuffle(groups)
@@ -72,7 +82,8 @@ def eff(m, n, tm, tn):
 lines = [json.dumps({"plan_version": 1, "name": "lease30_wavefill", "created_by": "data/plans/lease30/plan30.py",
                      "created_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z"),
                      "top": TOP, "max_groups": MAX_GROUPS, "seed": SEED,
-                     "filter": "train, 2MNK < 1e11, max(M,N) >= 4 min(M,N), min(M,N) >= 128; wave-fill exploration"})]
+                     "filter": f"train, 2MNK < {MAX_FLOP:g}, max(M,N) >= {RATIO:g} min(M,N), min(M,N) >= 128"
+                               + (f", not in {os.environ['EXCLUDE']}" if EXCLUDE else "") + "; wave-fill exploration"})]
 kernels, rows = set(), 0
 for key, m, n, k, layout, tags, policy, budget, seed in groups:
     ranked = sorted(exploration[layout], key=lambda x: (-round(eff(m, n, x[1], x[2]), 6), -x[1] * x[2], x[0]))
