@@ -8,8 +8,9 @@ import sys
 out = sys.argv[1]
 # What the latest side-by-side rounds were and which model was shipped before: the facts the text
 # below states (change them with the rounds; results.sh reads each group's latest round).
-EVAL_ROUND = "round 11, lease 26"
-FAMILY_ROUND = "round 10, lease 26"
+EVAL_ROUND = ("each group's latest round: round 13 for 89 groups (lease 31, 8 repetitions on a GPU at 1,230-1,980 MHz), "
+              "round 12 for the other 39 (leases 27-28, 16 repetitions)")
+FAMILY_ROUND = "each group's latest round: round 11 for 34 groups (lease 31), round 10 for the other 14 (lease 26)"
 PREV_ABOUT = "r7, shipped for leases 19-22, trained on the data up to lease 16"
 SHIPPED_GROUPS, SHIPPED_DATA = "3,739", "lease 21"
 PREV_REF = "git show 2714fee:models/default.json"
@@ -90,8 +91,10 @@ if os.path.exists(SBS):
     print("What `cks select` really returns, measured like with like: `cks plan sidebyside` re-measured, per")
     print("evaluation group, the shipped model's first 4 picks, the first pick of the static score (and until")
     print("round 5 of the exhaustive ranking: its row covers the groups where its pick was among the measured")
-    print("ones), the group's 3 fastest measured kernels and another model's first pick (round 11: r12off,")
-    print("`docs/models.md`; earlier rounds: the previous model's), in 8 (until round 10: 4)")
+    print("ones), the group's 3 fastest measured kernels and another model's picks (round 13: the top 4 of r13, the")
+    print("shipped recipe retrained after lease 30, which moved T* where they were faster than every earlier")
+    print("candidate; round 11: r12off's first pick, `docs/models.md`; earlier rounds: the previous model's), in 8")
+    print("(round 12: 16; until round 10: 4)")
     print(f"repetitions measured back to back ({EVAL_ROUND}, one H200; `data/README.md`). Each candidate's")
     print("throughput is the median of its repetitions whose SM clock is within 30 MHz of the median of that candidate's repetitions (other")
     print("rows flagged and left out); regret is against the best compared candidate. `noise floor` is the regret of")
@@ -113,7 +116,7 @@ if os.path.exists(SBS):
         print("(weight gradient) groups with M, or K for NN, from 24 to 12,008 tokens, mostly not multiples of 32).")
         print("Lease 11 measured each group's real picks and every kernel compiled for the lease at default knobs (its")
         print("pool sweep, ~280 kernels per layout); each side-by-side round measures 8 (until round 9: 4) repetitions of the deployed")
-        print("top 4, the other methods' first picks, the 3 fastest kernels and another model's first pick")
+        print("top 4, the other methods' first picks, the 3 fastest kernels and another model's picks")
         print(f"({FAMILY_ROUND}). Per group in `docs/analysis/sidebyside_family_groups.csv`.\n")
         sbs_table(fam)
         famprev = load("sidebyside_family_prev")
