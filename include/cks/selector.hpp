@@ -74,6 +74,13 @@ struct SelectorOptions {
   size_t cache_capacity = 65536;  // problems kept; the oldest is evicted first
   size_t block_rows = 8192;       // candidates per scoring block (exhaustive ranking)
   int setup_threads = 0;          // threads computing the prior in prepare() (0 = every core)
+  // Threads scoring one two-stage select of an additive model (XGBoost): phi and the cascade's
+  // rows are shared out in blocks to persistent workers of the selector (started on first use,
+  // parked between calls); every row is scored as on one thread, so the ranking is the same bits
+  // for any count. 0 = min(4, hardware threads); 1 = the calling thread only. A small cascade
+  // stays on the calling thread, and so does a select made while another thread's select
+  // holds the workers (concurrent selects are safe either way).
+  int select_threads = 0;
   size_t prefilter = 1024;        // candidates kept by the prefilter; 0 = exhaustive
   size_t cascade_terms = 50;      // additive models: terms (trees) scoring every kept candidate
   size_t cascade_keep = 64;       // additive models: candidates that get every term

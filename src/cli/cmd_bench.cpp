@@ -225,7 +225,7 @@ void register_bench(CLI::App& app) {
   cmd->callback([] { run_bench_features(o); });
 
   auto* sel = bench->add_subcommand(
-      "select", "selection latency of `cks select`: layout set-up, cold (distinct problems) and cached, one thread");
+      "select", "selection latency of `cks select`: layout set-up, cold (distinct problems; wall time, the scoring on --select-threads threads; cold_cpu_ms_mean: the calling thread's CPU only) and cached, one calling thread");
   static BenchSelectOpts so;
   sel->add_option("--model", so.model, "model file (default: the shipped models/default.json, or $CKS_MODEL)");
   sel->add_flag("--fallback-static", so.fallback_static, "time the static-score fallback instead of a model");

@@ -18,8 +18,9 @@
 
 namespace cks::cli {
 
-// --cascade-terms, --cascade-keep, --prior-weight, --prior-terms; with `exhaustive` also
-// --prefilter N and --exhaustive (= --prefilter 0; the flag lands in *exhaustive).
+// --cascade-terms, --cascade-keep, --select-threads, --prior-weight, --prior-terms, the evidence
+// and prior options; with `exhaustive` also --prefilter N and --exhaustive (= --prefilter 0; the
+// flag lands in *exhaustive).
 inline void add_selector_options(CLI::App* cmd, SelectorOptions& o, bool* exhaustive = nullptr) {
   if (exhaustive) {
     auto* p = cmd->add_option("--prefilter", o.prefilter,
@@ -36,6 +37,11 @@ inline void add_selector_options(CLI::App* cmd, SelectorOptions& o, bool* exhaus
                   "weight of the model prior in the prefilter key (0 = static score only)")->check(non_negative_real())
       ->capture_default_str();
   cmd->add_option("--prior-terms", o.prior_terms, "XGBoost: trees scoring the prior (computed once per layout)")->transform(count())
+      ->capture_default_str();
+  cmd->add_option("--select-threads", o.select_threads,
+                  "threads scoring one select (XGBoost: phi and the cascade's rows in blocks; the ranking is the "
+                  "same for any count; 0 = min(4, hardware threads), 1 = the calling thread only)")
+      ->transform(uint_in(0, 1024))
       ->capture_default_str();
   cmd->add_option("--evidence-groups", o.evidence_groups,
                   "join the prefilter's candidates with the measured leaders of this many nearest training groups "

@@ -5,10 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
 #include <deque>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -89,10 +91,11 @@ std::vector<LayoutState::EvidenceGroup> resolve_evidence(const Evidence& ev, con
   return out;
 }
 
-// Reused buffers of one thread's rankings (no allocation per cold select).
+// Reused buffers of one thread's rankings (no allocation per cold select): phi of the
+// prefiltered rows and of the cascade's kept rows, one matrix per block of rows (a task).
 struct Scratch {
   std::vector<Candidate> candidates;
-  FeatureMatrix x, x2;
+  std::vector<FeatureMatrix> x, x2;
   std::vector<float> scores;
   std::vector<uint32_t> positions;
 };
@@ -100,6 +103,107 @@ Scratch& scratch() {
   thread_local Scratch s;
   return s;
 }
+
+// The persistent workers of one selector's cold selects (SelectorOptions::select_threads).
+// run() publishes tasks 0..n-1 and claims them together with the workers; a task is claimed by a
+// compare-and-swap on one word holding (generation, task count, next task), so a worker that
+// wakes late claims nothing of a finished call, and the calling thread alone finishes a call
+// whose workers never woke (e.g. after fork()). After a generation a worker spins for kSpin (a
+// select's second stage follows its first within microseconds), then parks (std::atomic wait,
+// a futex): waking a parked thread took ~0.1 ms on the 2-core VM, so a select calls wake() before
+// its prefilter and the workers are spinning when its first stage comes. One run() at a time
+// (the selector's pool mutex).
+class WorkerPool {
+ public:
+  explicit WorkerPool(int workers) {
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { loop(); });
+  }
+  ~WorkerPool() {
+    stop_.store(true);
+    state_.fetch_add(uint64_t{1} << 32);  // a new generation wakes every worker
+    state_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  WorkerPool(const WorkerPool&) = delete;
+  WorkerPool& operator=(const WorkerPool&) = delete;
+
+  // Wakes the workers (an empty generation) so that they spin for the next run().
+  void wake() { publish(0); }
+
+  // Runs fn(0) .. fn(tasks - 1) (tasks < 2^16) on the workers and the calling thread; returns
+  // when all are done, rethrowing the first task's exception.
+  template <class F>
+  void run(size_t tasks, F& fn) {
+    fn_ = [](void* f, size_t t) { (*static_cast<F*>(f))(t); };
+    ctx_ = &fn;
+    error_ = nullptr;
+    done_.store(0, std::memory_order_relaxed);
+    const uint64_t generation = publish(tasks);
+    work(generation);
+    for (uint32_t d; (d = done_.load(std::memory_order_acquire)) < tasks;) done_.wait(d, std::memory_order_acquire);
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  // Claims and runs tasks of `generation` until none is left.
+  void work(uint64_t generation) {
+    uint64_t s = state_.load(std::memory_order_acquire);
+    for (;;) {
+      const uint64_t tasks = (s >> 16) & 0xffff, next = s & 0xffff;
+      if ((s >> 32) != generation || next >= tasks) return;
+      if (!state_.compare_exchange_weak(s, s + 1, std::memory_order_acq_rel, std::memory_order_acquire)) continue;
+      try {
+        fn_(ctx_, next);
+      } catch (...) {
+        std::lock_guard lock(error_mutex_);
+        if (!error_) error_ = std::current_exception();
+      }
+      if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == tasks) done_.notify_all();
+    }
+  }
+  uint64_t publish(size_t tasks) {
+    const uint64_t generation = (state_.load(std::memory_order_relaxed) >> 32) + 1;
+    state_.store(generation << 32 | uint64_t(tasks) << 16, std::memory_order_release);
+    state_.notify_all();
+    return generation;
+  }
+  void loop() {
+    uint64_t seen = 0;  // the last generation worked on
+    for (;;) {
+      uint64_t s = state_.load(std::memory_order_acquire);
+      // Spin (yielding now and then, for an oversubscribed machine), then park.
+      const auto until = std::chrono::steady_clock::now() + kSpin;
+      for (int i = 1; (s >> 32) == seen; ++i, s = state_.load(std::memory_order_acquire)) {
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+        if (i % 64 == 0) {
+          if (std::chrono::steady_clock::now() > until) break;
+          std::this_thread::yield();
+        }
+      }
+      for (; (s >> 32) == seen; s = state_.load(std::memory_order_acquire)) state_.wait(s, std::memory_order_acquire);
+      if (stop_.load()) return;
+      seen = s >> 32;
+      work(seen);
+    }
+  }
+
+  static constexpr std::chrono::microseconds kSpin{300};
+  std::vector<std::thread> threads_;
+  std::atomic<uint64_t> state_{0};  // generation << 32 | tasks << 16 | next task
+  std::atomic<uint32_t> done_{0};   // tasks finished in this generation
+  std::atomic<bool> stop_{false};
+  void (*fn_)(void*, size_t) = nullptr;
+  void* ctx_ = nullptr;
+  std::mutex error_mutex_;
+  std::exception_ptr error_;
+};
+
+// Rows of the cascade shared out: blocks of whole 16-row lanes (the tree walk's), at least
+// kMinTaskRows rows and kMinTaskWork row-trees (~30 us of walk) per task, so that a small
+// cascade does not pay the workers' wake-up.
+constexpr size_t kTaskRowAlign = 16, kMinTaskRows = 16, kMinTaskWork = 4096;
 
 using Entry = std::pair<double, uint32_t>;  // (score, candidate index)
 // Orders the heap so that its top is the worst kept entry (lowest score, then highest index).
@@ -119,6 +223,12 @@ struct Selector::Impl {
 
   mutable std::mutex layouts_mutex;
   mutable std::map<Layout, std::shared_ptr<const LayoutState>> layouts;
+
+  // The workers of select_threads (created on first use); a select holds pool_mutex while it
+  // uses them, and one that finds them busy scores on its own thread.
+  mutable std::mutex pool_mutex;
+  mutable std::once_flag pool_once;
+  mutable std::unique_ptr<WorkerPool> pool;
 
   mutable std::mutex cache_mutex;
   // A cached list shorter than the depth it was ranked for holds the whole catalogue.
@@ -292,41 +402,99 @@ struct Selector::Impl {
     return kept;
   }
 
+  int select_threads() const {
+    if (options.select_threads > 0) return options.select_threads;
+    return static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 4u));
+  }
+
+  // Tasks and rows per task for `rows` rows given `terms` terms each: 1 task (rows rows) unless
+  // the model is additive (every row scored on its own) and the work fills two tasks.
+  std::pair<size_t, size_t> split_rows(size_t rows, size_t terms, size_t threads) const {
+    if (threads <= 1 || model->terms() == 0 || rows == 0) return {1, rows};
+    size_t tasks = std::min({threads, rows / kMinTaskRows, rows * terms / kMinTaskWork, size_t{0xffff}});
+    if (tasks <= 1) return {1, rows};
+    const size_t per = ((rows + tasks - 1) / tasks + kTaskRowAlign - 1) / kTaskRowAlign * kTaskRowAlign;
+    return {(rows + per - 1) / per, per};
+  }
+
+  // Runs fn(0) .. fn(tasks - 1): on the calling thread, or shared with the workers when `pool_lock`
+  // holds them.
+  template <class F>
+  void run_tasks(size_t tasks, const std::unique_lock<std::mutex>& pool_lock, F&& fn) const {
+    if (tasks > 1 && pool_lock.owns_lock()) {
+      pool->run(tasks, fn);
+    } else {
+      for (size_t t = 0; t < tasks; ++t) fn(t);
+    }
+  }
+
   // Two-stage ranking: the finalists (catalogue indices, ascending) and their full-model scores.
+  // With select_threads > 1, phi and the first terms (stage 1), then the remaining terms of the
+  // kept rows (stage 2), are computed in blocks of rows on the workers; a row's phi and scores do
+  // not depend on its block, so the result is the single thread's bit for bit.
   void two_stage_scores(const Problem& p, size_t depth, const LayoutState& state, std::vector<uint32_t>& finalists,
                         std::vector<float>& scores) const {
     const Catalogue& cat = Catalogue::get(p.layout);
     Scratch& s = scratch();
+    // The workers, when this select may use them (not held by another thread's select): woken
+    // now, so that they are running by the end of the prefilter.
+    const size_t threads = static_cast<size_t>(select_threads());
+    std::unique_lock<std::mutex> pool_lock;
+    if (threads > 1 && model->terms() > 0) {
+      std::call_once(pool_once, [&] { pool = std::make_unique<WorkerPool>(static_cast<int>(threads) - 1); });
+      pool_lock = std::unique_lock(pool_mutex, std::try_to_lock);
+      if (pool_lock.owns_lock()) pool->wake();
+    }
+    const size_t usable = pool_lock.owns_lock() ? threads : 1;
     // Catalogue order (ascending): one kernel's rows together for phi.
     finalists = prefilter_candidates(p, depth, state);
     s.candidates.clear();
     for (uint32_t i : finalists) s.candidates.push_back(cat.candidates()[i]);
-    state.features.compute(p, s.candidates, s.x);
     const size_t keep = std::max(options.cascade_keep, depth);
-    if (!cascade() || keep >= finalists.size()) {
-      scores.resize(finalists.size());
-      model->predict(s.x, scores);
-      return;
-    }
-    // Cascade: the first terms for every candidate, the rest for the `keep` best.
-    s.scores.resize(finalists.size());
-    score_terms(s.x, s.scores, options.cascade_terms);
-    s.positions.resize(finalists.size());
+    const bool cascading = cascade() && keep < finalists.size();
+    const size_t rows = finalists.size();
+    // Stage 1: phi and the first terms (all of them without a cascade) of every row.
+    const size_t first_terms = cascading ? options.cascade_terms : model->terms();
+    const auto [tasks, per] = split_rows(rows, first_terms, usable);
+    if (s.x.size() < tasks) s.x.resize(tasks);
+    std::vector<float>& first = cascading ? s.scores : scores;
+    first.resize(rows);
+    run_tasks(tasks, pool_lock, [&](size_t t) {
+      const size_t begin = t * per, end = std::min(rows, begin + per);
+      state.features.compute(p, std::span<const Candidate>(s.candidates).subspan(begin, end - begin), s.x[t]);
+      const std::span<float> out = std::span<float>(first).subspan(begin, end - begin);
+      if (cascading) {
+        score_terms(s.x[t], out, options.cascade_terms);
+      } else {
+        model->predict(s.x[t], out);
+      }
+    });
+    if (!cascading) return;
+    // Cascade: the rest of the terms for the `keep` best.
+    s.positions.resize(rows);
     std::iota(s.positions.begin(), s.positions.end(), 0u);
     std::nth_element(s.positions.begin(), s.positions.begin() + static_cast<std::ptrdiff_t>(keep - 1), s.positions.end(),
                      [&](uint32_t a, uint32_t b) { return s.scores[a] > s.scores[b] || (s.scores[a] == s.scores[b] && a < b); });
     s.positions.resize(keep);
     std::sort(s.positions.begin(), s.positions.end());
-    s.x2.resize(keep, s.x.cols);
+    const auto [tasks2, per2] = split_rows(keep, model->terms() - options.cascade_terms, usable);
+    if (s.x2.size() < tasks2) s.x2.resize(tasks2);
+    const size_t cols = s.x[0].cols;
+    for (size_t t = 0; t < tasks2; ++t) s.x2[t].resize(std::min(keep, (t + 1) * per2) - t * per2, cols);
     scores.resize(keep);
     for (size_t j = 0; j < keep; ++j) {
       const uint32_t pos = s.positions[j];
-      std::copy(s.x.row(pos), s.x.row(pos) + s.x.cols, s.x2.row(j));
+      const FeatureMatrix& from = s.x[pos / per];
+      std::copy(from.row(pos % per), from.row(pos % per) + cols, s.x2[j / per2].row(j % per2));
       scores[j] = s.scores[pos];
       finalists[j] = finalists[pos];
     }
     finalists.resize(keep);
-    model->add_terms(s.x2, scores, options.cascade_terms, model->terms());
+    run_tasks(tasks2, pool_lock, [&](size_t t) {
+      const size_t begin = t * per2;
+      model->add_terms(s.x2[t], std::span<float>(scores).subspan(begin, s.x2[t].rows), options.cascade_terms,
+                       model->terms());
+    });
   }
 
   std::shared_ptr<const std::vector<Selection>> rank(const Problem& p, size_t depth) const {

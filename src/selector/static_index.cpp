@@ -70,6 +70,27 @@ StaticIndex::StaticIndex(const Catalogue& cat, const HardwareDesc& hw) : hw_(hw)
     c.end = static_cast<uint32_t>(members_.size());
     classes_.push_back(c);
   }
+  // class_scores()'s plan: runs of (geometry, splits, T_K), the distinct T_K and split factors.
+  auto index_of = [](std::vector<int>& values, int v) {
+    auto it = std::find(values.begin(), values.end(), v);
+    if (it == values.end()) it = values.insert(values.end(), v);
+    return static_cast<uint16_t>(it - values.begin());
+  };
+  run_of_.resize(classes_.size());
+  class_stages_.resize(classes_.size());
+  class_spills_.resize(classes_.size());
+  for (size_t ci = 0; ci < classes_.size(); ++ci) {
+    const Class& c = classes_[ci];
+    if (ci == 0 || c.geometry != classes_[ci - 1].geometry || c.splits != classes_[ci - 1].splits ||
+        c.tk != classes_[ci - 1].tk)
+      runs_.push_back({c.geometry, index_of(tk_values_, c.tk), index_of(split_values_, c.splits)});
+    run_of_[ci] = static_cast<uint32_t>(runs_.size() - 1);
+    class_stages_[ci] = static_cast<uint8_t>(std::clamp(c.stages, 0, kPipelineRefStages));
+    class_spills_[ci] = c.spills;
+  }
+  class_sample_.resize(classes_.size());
+  for (size_t ci = 0; ci < classes_.size(); ++ci)
+    class_sample_[ci] = static_cast<uint8_t>(std::min<size_t>(classes_[ci].size(), kSample));
 }
 
 void StaticIndex::set_prior(const std::vector<float>& prior, double weight) {
@@ -91,13 +112,26 @@ void StaticIndex::set_priors(const std::vector<std::vector<float>>& priors, doub
       v.member_factor[m] = std::exp(weight * static_cast<double>(prior[v.members[m]]));
     v.head_factor.resize(classes_.size());
     for (size_t c = 0; c < classes_.size(); ++c) v.head_factor[c] = v.member_factor[classes_[c].begin];
+    v.sample_members.assign(classes_.size() * kSample, 0);
+    v.sample_factor.assign(classes_.size() * kSample, 0.0);
+    for (size_t c = 0; c < classes_.size(); ++c)
+      for (uint32_t j = 0; j < class_sample_[c]; ++j) {
+        v.sample_members[c * kSample + j] = v.members[classes_[c].begin + j];
+        v.sample_factor[c * kSample + j] = v.member_factor[classes_[c].begin + j];
+      }
     views_.push_back(std::move(v));
   }
 }
 
-void StaticIndex::class_scores(const Problem& p, std::vector<double>& out) const {
+void StaticIndex::class_scores(const Problem& p, std::vector<double>& out) const { scores(p, out, nullptr, nullptr); }
+
+double StaticIndex::scores(const Problem& p, std::vector<double>& out, const std::vector<double>* head_factor,
+                           std::vector<double>* head) const {
   // The operations of static_score_terms(), factored: per geometry (tile grid, cluster
-  // packing, tile reuse), per (geometry, splits, T_K) (waves, fill), per class (pipeline).
+  // packing, tile reuse), per T_K and split factor (k tiles, k iterations, useful splits, split
+  // overhead), per run of (geometry, splits, T_K) (waves, fill), per class (pipeline). Each
+  // value takes the operations of the unfactored formula in its order (a run's fill *
+  // cluster_use is the product's first step), so the scores are the same bits.
   out.resize(classes_.size());
   const double reuse_needed = hw_.bf16_flops_per_sm_per_s() / hw_.tma_bw_per_sm_bytes_per_s();
   const double ridge = hw_.ridge_flops_per_byte();
@@ -106,40 +140,93 @@ void StaticIndex::class_scores(const Problem& p, std::vector<double>& out) const
     pipeline_pow[q] = std::pow(static_cast<double>(q) / kPipelineRefStages, kPipelineExponent);
   const double zero_tile_pow = std::pow(0.0, kTileExponent);
 
+  // Per-thread buffers: no allocation per call once grown.
+  thread_local std::vector<long> n_k, k_iters;  // per T_K; per (T_K, splits)
+  thread_local std::vector<double> useful_splits, split_overhead;  // per (T_K, splits); per splits
+  thread_local std::vector<double> run_product, run_tile;  // per run: fill * cluster_use, tile^e
+  thread_local std::vector<uint8_t> run_q;                 // per run: min(k iterations, reference stages)
+  const size_t n_splits = split_values_.size();
+  n_k.resize(tk_values_.size());
+  k_iters.resize(tk_values_.size() * n_splits);
+  useful_splits.resize(tk_values_.size() * n_splits);
+  split_overhead.resize(n_splits);
+  for (size_t j = 0; j < n_splits; ++j)
+    split_overhead[j] = 4.0 * static_cast<double>(split_values_[j] - 1) * ridge / static_cast<double>(p.k);
+  for (size_t i = 0; i < tk_values_.size(); ++i) {
+    n_k[i] = ceil_div(p.k, tk_values_[i]);
+    for (size_t j = 0; j < n_splits; ++j) {
+      useful_splits[i * n_splits + j] = static_cast<double>(std::min<long>(split_values_[j], n_k[i]));
+      k_iters[i * n_splits + j] = ceil_div(n_k[i], split_values_[j]);
+    }
+  }
+  run_product.resize(runs_.size());
+  run_tile.resize(runs_.size());
+  run_q.resize(runs_.size());
+  // Geometries come sorted by (T_M, T_N, c_M, c_N) and runs by (geometry, splits, T_K): a term
+  // whose inputs equal the previous run's is reused, not recomputed (most T_K of one split
+  // factor have the same useful splits, hence the same fill).
   uint32_t geometry = UINT32_MAX;
-  int splits = -1, tk = -1;
-  long c1 = 0, slots = 1, n_k = 0, k_iters = 0;
-  double cluster_use = 0, tile_pow = 0, fill = 0;
-  for (size_t ci = 0; ci < classes_.size(); ++ci) {
-    const Class& c = classes_[ci];
-    const Geometry& g = geometries_[c.geometry];
-    if (c.geometry != geometry) {
-      geometry = c.geometry;
-      splits = tk = -1;
-      const long n_m = ceil_div(p.m, g.tm), n_n = ceil_div(p.n, g.tn);
+  int last_tm = 0, last_tn = 0, tile_tm = 0, tile_tn = 0;
+  long n_m = 0, n_n = 0, c1 = 0, slots = 1;
+  double cluster_use = 0, tile_pow = 0;
+  int fill_splits = -1;
+  double fill_useful = -1, product = 0;
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    const Run& run = runs_[r];
+    const Geometry& g = geometries_[run.geometry];
+    if (run.geometry != geometry) {
+      geometry = run.geometry;
+      if (g.tm != last_tm) last_tm = g.tm, n_m = ceil_div(p.m, g.tm);
+      if (g.tn != last_tn) last_tn = g.tn, n_n = ceil_div(p.n, g.tn);
       c1 = ceil_div(n_m, g.cm) * ceil_div(n_n, g.cn);
       slots = std::max(1L, hw_.sm_count / (static_cast<long>(g.cm) * g.cn));
       cluster_use =
           static_cast<double>(n_m * n_n) / static_cast<double>(ceil_div(n_m, g.cm) * g.cm * ceil_div(n_n, g.cn) * g.cn);
-      const double tm = static_cast<double>(std::min<long>(g.tm, p.m)),
-                   tn = static_cast<double>(std::min<long>(g.tn, p.n));
-      const double reuse = tm * tn / (tm + tn);
-      tile_pow = std::pow(std::min(1.0, reuse / reuse_needed), kTileExponent);
+      if (g.tm != tile_tm || g.tn != tile_tn) {
+        tile_tm = g.tm;
+        tile_tn = g.tn;
+        const double tm = static_cast<double>(std::min<long>(g.tm, p.m)),
+                     tn = static_cast<double>(std::min<long>(g.tn, p.n));
+        const double reuse = tm * tn / (tm + tn);
+        tile_pow = std::pow(std::min(1.0, reuse / reuse_needed), kTileExponent);
+      }
+      fill_splits = -1;
     }
-    if (c.splits != splits || c.tk != tk) {
-      splits = c.splits;
-      tk = c.tk;
-      n_k = ceil_div(p.k, tk);
+    const int splits = split_values_[run.splits];
+    const size_t ts = run.tk * n_splits + run.splits;
+    if (splits != fill_splits || useful_splits[ts] != fill_useful) {
+      fill_splits = splits;
+      fill_useful = useful_splits[ts];
       const long waves = ceil_div(c1 * splits, slots);
-      const double useful_splits = static_cast<double>(std::min<long>(splits, n_k));
-      const double split_overhead = 4.0 * static_cast<double>(splits - 1) * ridge / static_cast<double>(p.k);
-      fill = static_cast<double>(p.m) * static_cast<double>(p.n) * useful_splits /
-             (static_cast<double>(waves) * hw_.sm_count * g.tm * g.tn) / (1.0 + split_overhead);
-      k_iters = ceil_div(n_k, splits);
+      const double fill = static_cast<double>(p.m) * static_cast<double>(p.n) * useful_splits[ts] /
+                          (static_cast<double>(waves) * hw_.sm_count * g.tm * g.tn) / (1.0 + split_overhead[run.splits]);
+      product = fill * cluster_use;
     }
-    const long q = std::min<long>({c.stages, k_iters, kPipelineRefStages});
-    out[ci] = fill * cluster_use * pipeline_pow[q] * (c.spills ? zero_tile_pow : tile_pow);
+    run_product[r] = product;
+    run_tile[r] = tile_pow;
+    run_q[r] = static_cast<uint8_t>(std::min<long>(k_iters[ts], kPipelineRefStages));
   }
+  // Per class, branch-free: q = min(stages, k iterations, reference stages).
+  const size_t n = classes_.size();
+  const uint32_t* run_of = run_of_.data();
+  const uint8_t* stages = class_stages_.data();
+  const uint8_t* spills = class_spills_.data();
+  double* score = out.data();
+  for (size_t c = 0; c < n; ++c) {
+    const uint32_t r = run_of[c];
+    const uint8_t q = std::min(stages[c], run_q[r]);
+    score[c] = run_product[r] * pipeline_pow[q] * (spills[c] ? zero_tile_pow : run_tile[r]);
+  }
+  if (!head_factor) return 0;
+  head->resize(n);
+  double max = 0;
+  const double* hf = head_factor->data();
+  double* h = head->data();
+  for (size_t c = 0; c < n; ++c) {
+    h[c] = score[c] * hf[c];
+    max = std::max(max, h[c]);
+  }
+  return max;
 }
 
 namespace {
@@ -195,11 +282,25 @@ class Histogram {
  public:
   static constexpr size_t kBuckets = 4096;  // 16 octaves; smaller keys share the last bucket
   void build(std::span<const double> keys) {
-    counts_.assign(kBuckets, 0);
     double max = 0;
     for (double k : keys) max = std::max(max, k);
+    build(keys, max);
+  }
+  // `max`: the largest key (or 0). Many keys fall into few buckets (the catch-all one above
+  // all), so a long input is counted into kCopies histograms in turn and summed: consecutive
+  // increments of one counter would wait on each other.
+  void build(std::span<const double> keys, double max) {
     top_ = std::bit_cast<uint64_t>(max) >> kShift;
-    for (double k : keys) ++counts_[bucket(k)];
+    const size_t copies = keys.size() >= kCopiesFrom ? kCopies : 1;
+    counts_.assign(copies * kBuckets, 0);
+    uint32_t* counts = counts_.data();
+    size_t i = 0;
+    if (copies > 1)
+      for (; i + kCopies <= keys.size(); i += kCopies)
+        for (size_t c = 0; c < kCopies; ++c) ++counts[c * kBuckets + bucket(keys[i + c])];
+    for (; i < keys.size(); ++i) ++counts[bucket(keys[i])];
+    for (size_t c = 1; c < copies; ++c)
+      for (size_t b = 0; b < kBuckets; ++b) counts[b] += counts[c * kBuckets + b];
   }
   size_t bucket(double k) const {
     return static_cast<size_t>(std::min<uint64_t>(top_ - (std::bit_cast<uint64_t>(k) >> kShift), kBuckets - 1));
@@ -220,6 +321,7 @@ class Histogram {
 
  private:
   static constexpr int kShift = 44;  // keeps sign, 11 exponent and 8 mantissa bits
+  static constexpr size_t kCopies = 4, kCopiesFrom = 8192;
   std::vector<uint32_t> counts_;
   uint64_t top_ = 0;
 };
@@ -237,36 +339,58 @@ std::vector<uint32_t> StaticIndex::top_prefilter(const Problem& p, size_t n, siz
   }
   // Per-thread buffers: a cold select allocates nothing here.
   thread_local std::vector<double> score, head, sample, pool_key;
-  thread_local std::vector<uint32_t> pool;
+  thread_local std::vector<uint32_t> pool, near;
   thread_local std::vector<std::pair<double, uint32_t>> boundary;
   thread_local std::vector<uint64_t> chosen;
   thread_local Histogram hist;
   if (view >= views_.size()) throw Error("static index: no prior view " + std::to_string(view));
   const View& v = views_[view];
-  class_scores(p, score);
   // key = static score * exp(w * prior): the order of ln(static) + w * prior without a logarithm
   // per candidate (member_factor = exp(w * prior); a class's members are sorted by it, so its
   // first member has the class's best key: head_factor).
-  head.resize(classes_.size());
-  for (size_t c = 0; c < classes_.size(); ++c) head[c] = score[c] * v.head_factor[c];
+  const double max_head = scores(p, score, &v.head_factor, &head);
   // theta, a lower bound on the n-th best key: >= n class heads (real candidates) reach the
   // heads' bound; the first few members of the classes reaching it give a tighter one, so that
   // the pool below holds little more than n candidates.
-  hist.build(head);
+  hist.build(head, max_head);
   const double head_bound = hist.lower_edge(hist.nth(n).first);
-  constexpr uint32_t kSample = 4;
+  // The classes whose head reaches the bound (branch-free; a few percent of them): the sample
+  // holds their heads, >= n keys, so theta >= head_bound and the pool's classes are among them.
+  near.resize(classes_.size());
+  size_t n_near = 0;
+  for (size_t c = 0; c < classes_.size(); ++c) {
+    near[n_near] = static_cast<uint32_t>(c);
+    n_near += head[c] >= head_bound;
+  }
   sample.clear();
-  for (size_t c = 0; c < classes_.size(); ++c)
-    if (head[c] >= head_bound)
-      for (uint32_t m = classes_[c].begin; m < std::min(classes_[c].end, classes_[c].begin + kSample); ++m)
-        sample.push_back(score[c] * v.member_factor[m]);
+  for (size_t i = 0; i < n_near; ++i) {
+    const uint32_t c = near[i];
+    const double* f = &v.sample_factor[c * kSample];
+    for (uint32_t j = 0; j < class_sample_[c]; ++j) sample.push_back(score[c] * f[j]);
+  }
   hist.build(sample);
   const double theta = hist.lower_edge(hist.nth(n).first);
+  if (theta < head_bound) {  // only where a member's key exceeds its head's (a negative weight)
+    for (size_t c = 0; c < classes_.size(); ++c) near[c] = static_cast<uint32_t>(c);
+    n_near = classes_.size();
+  }
   pool.clear();
   pool_key.clear();
-  for (size_t c = 0; c < classes_.size(); ++c) {
+  for (size_t i = 0; i < n_near; ++i) {
+    const uint32_t c = near[i];
     if (head[c] < theta) continue;
-    for (uint32_t m = classes_[c].begin; m < classes_[c].end; ++m) {
+    // The sampled members first (the same keys: the same factors), then the rest of the class.
+    const double* f = &v.sample_factor[c * kSample];
+    const uint32_t* members = &v.sample_members[c * kSample];
+    uint32_t j = 0;
+    for (; j < class_sample_[c]; ++j) {
+      const double key = score[c] * f[j];
+      if (key < theta) break;
+      pool.push_back(members[j]);
+      pool_key.push_back(key);
+    }
+    if (j < kSample) continue;
+    for (uint32_t m = classes_[c].begin + kSample; m < classes_[c].end; ++m) {
       const double key = score[c] * v.member_factor[m];
       if (key < theta) break;
       pool.push_back(v.members[m]);

@@ -75,11 +75,34 @@ class StaticIndex {
   HardwareDesc hw_;
   std::vector<Geometry> geometries_;
   std::vector<Class> classes_;
+  // class_scores()'s plan, built once: the runs of consecutive classes sharing (geometry, splits,
+  // T_K) (the terms computed per problem once per run), and per class its run, stage bucket and
+  // spill flag, so that the per-class loop has no branch. A run's T_K and split factor are
+  // indices into the distinct values (their per-problem terms are small tables).
+  struct Run {
+    uint32_t geometry = 0;
+    uint16_t tk = 0, splits = 0;  // indices into tk_values_, split_values_
+  };
+  std::vector<Run> runs_;
+  std::vector<int> tk_values_, split_values_;
+  std::vector<uint32_t> run_of_;                     // per class
+  std::vector<uint8_t> class_stages_, class_spills_;  // per class
+  // The class scores (class_scores()); with `head_factor`, also head[c] = score[c] *
+  // head_factor[c], returning the largest head (0 if none is larger).
+  double scores(const Problem& p, std::vector<double>& out, const std::vector<double>* head_factor,
+                std::vector<double>* head) const;
+  // top_prefilter()'s sample of a class: its first kSample members (of the view's order).
+  static constexpr uint32_t kSample = 4;
   struct View {  // one prior's order of the members within their classes
     std::vector<uint32_t> members;        // candidate indices grouped by class, by prior desc
     std::vector<double> member_factor;    // per member (members order): exp(weight * prior)
     std::vector<double> head_factor;      // per class: its first (largest) member factor
+    // Per class, kSample slots: the first members and their factors again, side by side (one
+    // cache line per class where top_prefilter() reads most: its sample and most of its pool).
+    std::vector<uint32_t> sample_members;
+    std::vector<double> sample_factor;
   };
+  std::vector<uint8_t> class_sample_;  // per class: min(size, kSample)
   std::vector<uint32_t> members_;   // candidate indices grouped by class, ascending
   std::vector<uint32_t> class_of_;  // per candidate
   std::vector<View> views_;         // empty: no prior

@@ -8,10 +8,13 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <thread>
 
 #include "cks/selector.hpp"
 #include "common/cache_file.hpp"
@@ -46,6 +49,43 @@ std::vector<Picks> rankings(const Selector& s) {
 }
 
 std::vector<std::string> prior_entries(const std::string& dir) { return test::files_with_prefix(dir, "prior-"); }
+
+// Problems of every layout: sample_problems() and `per_layout` log-uniform ones (M, N, K in
+// [8, 16384], some not multiples of 8).
+std::vector<Problem> many_problems(int per_layout) {
+  std::vector<Problem> out = sample_problems();
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> e(3.0, 14.0);
+  auto dim = [&] { return static_cast<long>(std::exp2(e(rng))); };
+  for (Layout l : kLayouts)
+    for (int i = 0; i < per_layout; ++i) out.push_back({dim(), dim(), dim(), l});
+  return out;
+}
+
+// The top `top` of each problem (kernel, knobs, score), select_uncached.
+std::vector<Picks> rankings_of(const Selector& s, const std::vector<Problem>& problems, size_t top = 16) {
+  std::vector<Picks> out;
+  for (const Problem& p : problems) {
+    Picks picks;
+    for (const Selection& sel : s.select_uncached(p, top)) picks.emplace_back(sel.kernel, sel.knobs_text, sel.score);
+    out.push_back(std::move(picks));
+  }
+  return out;
+}
+
+// Whether two rankings are the same kernels, knobs and score bits.
+void expect_same_bits(const std::vector<Picks>& a, const std::vector<Picks>& b, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ASSERT_EQ(a[i].size(), b[i].size()) << what << ", problem " << i;
+    for (size_t r = 0; r < a[i].size(); ++r) {
+      EXPECT_EQ(std::get<0>(a[i][r]), std::get<0>(b[i][r])) << what << ", problem " << i << ", rank " << r + 1;
+      EXPECT_EQ(std::get<1>(a[i][r]), std::get<1>(b[i][r])) << what << ", problem " << i << ", rank " << r + 1;
+      const double x = std::get<2>(a[i][r]), y = std::get<2>(b[i][r]);
+      EXPECT_EQ(0, std::memcmp(&x, &y, sizeof x)) << what << ", problem " << i << ", rank " << r + 1 << ": " << x << " vs " << y;
+    }
+  }
+}
 
 // The rankings of the saved model with the caches off.
 std::vector<Picks> uncached_rankings() {
@@ -153,4 +193,60 @@ TEST(SelectorSetupCache, ShippedModelRanksAsBefore) {
     }
     EXPECT_EQ(layouts_seen, kLayouts.size());
   }
+}
+
+// SelectorOptions::select_threads: phi and the cascade's rows scored in blocks on the selector's
+// workers give the single thread's ranking bit for bit, also for selects from several threads at
+// once (which share the workers or score on their own thread). The small model with a cascade of
+// 4 trees -> 256 and a prefilter of 2048, so that both stages are shared out.
+TEST(SelectorThreads, RankingsAreTheSameForAnyThreadCount) {
+  test::ScratchDir dir;
+  test::ScopedEnv env("CKS_CACHE_DIR", dir.path());
+  std::shared_ptr<const Model> model = Model::load(xgboost_file());
+  ASSERT_GT(model->terms(), 8u);
+  const std::vector<Problem> problems = many_problems(6);
+  SelectorOptions o;
+  o.prefilter = 2048;
+  o.cascade_terms = 4;
+  o.cascade_keep = 256;
+  o.select_threads = 1;
+  const Selector one(model, o);
+  const std::vector<Picks> want = rankings_of(one, problems), want_deep = rankings_of(one, problems, 300);
+  for (int threads : {2, 4, 7}) {
+    o.select_threads = threads;
+    const Selector many(model, o);
+    expect_same_bits(rankings_of(many, problems), want, std::to_string(threads) + " threads");
+    expect_same_bits(rankings_of(many, problems, 300), want_deep, std::to_string(threads) + " threads, top 300");
+    // Four callers at once on one selector.
+    std::vector<std::vector<Picks>> got(4);
+    std::vector<std::thread> callers;
+    for (auto& g : got) callers.emplace_back([&] { g = rankings_of(many, problems); });
+    for (auto& t : callers) t.join();
+    for (const auto& g : got) expect_same_bits(g, want, std::to_string(threads) + " threads, concurrent callers");
+  }
+  // 0: min(4, hardware threads).
+  o.select_threads = 0;
+  expect_same_bits(rankings_of(Selector(model, o), problems), want, "0 threads");
+  // The default options (no cascade: the small model has fewer trees than cascade_terms), 4
+  // threads against 1.
+  SelectorOptions d4, d1;
+  d4.select_threads = 4;
+  d1.select_threads = 1;
+  expect_same_bits(rankings_of(Selector(model, d4), problems), rankings_of(Selector(model, d1), problems), "default options");
+}
+
+// The shipped model (587 trees, the default cascade 50 -> 64 of 1,024 + evidence): the top-16 of
+// 25 problems of each layout, select_threads 1 against 4.
+TEST(SelectorThreads, ShippedModelRanksTheSameForAnyThreadCount) {
+  const std::string path = std::string(CKS_SOURCE_DIR) + "/models/default.json";
+  if (!fs::exists(path)) GTEST_SKIP() << "no shipped model";
+  test::ScratchDir dir;
+  test::ScopedEnv env("CKS_CACHE_DIR", dir.path());
+  std::shared_ptr<const Model> model = Model::load(path);
+  const std::vector<Problem> problems = many_problems(21);
+  SelectorOptions o;
+  o.select_threads = 1;
+  const std::vector<Picks> want = rankings_of(Selector(model, o), problems);
+  o.select_threads = 4;
+  expect_same_bits(rankings_of(Selector(model, o), problems), want, "4 threads");
 }
