@@ -42,6 +42,9 @@ if os.environ.get("EXCLUDE"):
     import lzma
     with (lzma.open if os.environ["EXCLUDE"].endswith(".xz") else open)(os.environ["EXCLUDE"], "rt") as f:
         EXCLUDE = {json.loads(line)["group"]["key"] for line in f.read().splitlines()[1:]}
+# Lease 30c (session 26's last device time): CLUSTERS=2x1,1x2 plans the same tiles with those cluster
+# shapes instead of 1x1, on both commands' groups (EXCLUDE unset, RATIO=1.5 MAX_FLOP=3e11).
+CLUSTERS = {tuple(c.split("x")) for c in os.environ.get("CLUSTERS", "1x1").split(",")}
 SMS = 132
 TILE_N = (32, 48, 64, 80, 96, 128, 160, 192, 256)
 
@@ -52,8 +55,8 @@ for layout in ("tn", "nt", "nn", "tt"):
     ks = []
     for r in csv.DictReader(io.StringIO(out)):
         tm, tn = int(r["tile_m"]), int(r["tile_n"])
-        if (r["epilogue"] != "tma_ws" or r["scheduler"] != "persistent" or r["cluster_m"] != "1"
-                or r["cluster_n"] != "1" or r["tile_k"] != "64" or r["stages"] != "0" or tn not in TILE_N):
+        if (r["epilogue"] != "tma_ws" or r["scheduler"] != "persistent" or (r["cluster_m"], r["cluster_n"]) not in CLUSTERS
+                or r["tile_k"] != "64" or r["stages"] != "0" or tn not in TILE_N):
             continue
         if r["mainloop"] in ("pingpong", "tma_ws") and tm in (64, 128) or r["mainloop"] == "cooperative" and tm == 128:
             ks.append((r["id"], tm, tn, int(r["knobs"])))
@@ -81,7 +84,7 @@ def eff(m, n, tm, tn):
 
 lines = [json.dumps({"plan_version": 1, "name": "lease30_wavefill", "created_by": "data/plans/lease30/plan30.py",
                      "created_at": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z"),
-                     "top": TOP, "max_groups": MAX_GROUPS, "seed": SEED,
+                     "top": TOP, "max_groups": MAX_GROUPS, "seed": SEED, "clusters": sorted("x".join(c) for c in CLUSTERS),
                      "filter": f"train, 2MNK < {MAX_FLOP:g}, max(M,N) >= {RATIO:g} min(M,N), min(M,N) >= 128"
                                + (f", not in {os.environ['EXCLUDE']}" if EXCLUDE else "") + "; wave-fill exploration"})]
 kernels, rows = set(), 0
