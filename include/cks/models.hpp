@@ -324,6 +324,15 @@ class Model {
 // Trains on every row of `data` (the caller selects the groups). Deterministic for a fixed
 // seed and thread count. Throws Error on an empty data set or an option out of range.
 std::unique_ptr<Model> train_model(const Dataset& data, const TrainOptions& options, const Progress& progress = {});
+// A seed ensemble (docs/models.md, "Ensembles"): one XGBoost model whose score is the mean of the
+// members' scores. The members must share kind, objective, schema, hardware preset and feature
+// set (typically one recipe trained with several seeds); needs libxgboost (the members' boosters
+// are merged through it). The trees are those of member 1, then member 2, ...: the selector's
+// cascade (the first cascade_terms trees) and prior then read member 1's first trees. The
+// model's options and evidence are member 1's; its provenance is member 1's with "ensemble"
+// listing every member (seed, data hash, groups, source hash). One member: the model itself,
+// rewritten as `cks train` writes models today (node statistics zeroed, booster xz-compressed).
+std::unique_ptr<Model> average_models(const std::vector<const Model*>& members);
 // Whether Model B can be trained in this build (libtorch found at configure time).
 bool mlp_training_available();
 

@@ -253,7 +253,8 @@ void register_picks_commands(CLI::App* plan) {
   active->add_option("--picks", ao.top, "each method's first picks planned per group")->transform(count())->capture_default_str();
   active->add_option("--explore", ao.explore,
                      "exploration picks per group: of the exhaustive ranking's first --explore-depth, the candidates "
-                     "whose kernel has the fewest ok measurements anywhere")
+                     "whose kernel has the fewest ok measurements anywhere (0: no exhaustive ranking at all, only the "
+                     "--methods' picks: fast)")
       ->transform(count())->capture_default_str();
   active->add_option("--explore-depth", ao.explore_depth, "depth of the exhaustive ranking searched for exploration")
       ->transform(count())->capture_default_str();

@@ -258,11 +258,32 @@ void register_train(CLI::App& app) {
                   "train nothing: write this model file to --out with the evidence (the fastest candidates of "
                   "every training group, as cks train records them) of the source's training groups; for a model "
                   "trained before models carried evidence");
+  auto average = std::make_shared<std::vector<std::string>>();
+  cmd->add_option("--average", *average,
+                  "train nothing: write to --out one model scoring the mean of these XGBoost models' scores (a seed "
+                  "ensemble, docs/models.md; options and evidence of the first; one model: itself in today's "
+                  "compact encoding)")
+      ->expected(1, 64)
+      ->excludes("--evidence-only");
   auto train_layouts = add_train_layouts(cmd);
   auto data_opts = add_dataset_options(cmd);
   add_format(cmd, *fmt);
   cmd->callback([=] {
     const Format f = parse_format(*fmt);
+    if (!average->empty()) {
+      const auto t0 = Clock::now();
+      std::vector<std::unique_ptr<Model>> loaded;
+      std::vector<const Model*> members;
+      for (const auto& path : *average) members.push_back(loaded.emplace_back(Model::load(path)).get());
+      auto model = average_models(members);
+      if (const auto parent = fs::path(*out).parent_path(); !parent.empty()) fs::create_directories(parent);
+      model->save(*out);
+      Table t({"model", "objective", "members", "trees", "seconds", "out"});
+      t.add_row({"xgboost-ensemble", model->info().objective, static_cast<int64_t>(members.size()),
+                 static_cast<int64_t>(model->terms()), seconds_since(t0), *out});
+      t.write(std::cout, f);
+      return;
+    }
     if (!evidence_only->empty()) {
       auto model = Model::load(*evidence_only);
       std::string origin;

@@ -280,6 +280,41 @@ std::unique_ptr<Model> train_model(const Dataset& data, const TrainOptions& opti
   return m;
 }
 
+std::unique_ptr<Model> average_models(const std::vector<const Model*>& members) {
+  if (members.empty()) throw Error("an ensemble needs at least one model");
+  const ModelInfo& first = members.front()->info();
+  nlohmann::json list = nlohmann::json::array();
+  for (size_t i = 0; i < members.size(); ++i) {
+    const ModelInfo& m = members[i]->info();
+    const std::string which = "model " + std::to_string(i + 1);
+    if (m.kind != ModelKind::xgboost) throw Error("an ensemble averages XGBoost models; " + which + " is " + std::string(to_string(m.kind)));
+    if (m.objective != first.objective)
+      throw Error("an ensemble's models share one objective; " + which + " has " + m.objective + ", model 1 " + first.objective);
+    if (m.schema_hash != first.schema_hash) throw Error("an ensemble's models share one feature schema; " + which + " differs");
+    if (m.hw_preset != first.hw_preset)
+      throw Error("an ensemble's models share one hardware preset; " + which + " has " + m.hw_preset + ", model 1 " + first.hw_preset);
+    if (m.options.features != first.options.features) throw Error("an ensemble's models share one feature set; " + which + " differs");
+    nlohmann::json entry = {{"seed", m.options.seed}, {"source_hash", hex64(m.source_hash)}};
+    for (const char* key : {"data_hash", "groups", "rows", "source"})
+      if (m.provenance.is_object() && m.provenance.contains(key)) entry[key] = m.provenance[key];
+    entry["evidence_same_as_model_1"] = m.evidence.to_json() == first.evidence.to_json();
+    list.push_back(std::move(entry));
+  }
+  std::unique_ptr<Model> out = models_detail::average_xgboost(members);
+  ModelInfo& info = out->info();
+  info.kind = first.kind;
+  info.objective = first.objective;
+  info.schema_hash = first.schema_hash;
+  info.schema_version = first.schema_version;
+  info.hw_preset = first.hw_preset;
+  info.options = first.options;
+  info.provenance = first.provenance.is_object() ? first.provenance : nlohmann::json::object();
+  if (members.size() > 1)
+    info.provenance["ensemble"] = {{"method", "mean of the members' scores"}, {"members", std::move(list)}};
+  info.evidence = first.evidence;
+  return out;
+}
+
 namespace models_detail {
 int resolve_threads(int threads) {
   return threads > 0 ? threads : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));

@@ -35,6 +35,11 @@ std::unique_ptr<Model> read_xgboost_cache(BinaryReader& r, const std::function<s
 // An XGBoost model's booster bytes (throws Error for another kind of model).
 std::string xgboost_blob(const Model& model);
 
+// One XGBoost model scoring the mean of the members' scores: the members' trees in member order,
+// leaves scaled by 1/K, base score the members' mean (needs libxgboost; throws Error for another
+// kind of model or members of different feature sets).
+std::unique_ptr<Model> average_xgboost(const std::vector<const Model*>& members);
+
 std::unique_ptr<Model> train_ridge(const Dataset& data, const TrainOptions& options, const Progress& progress);
 std::unique_ptr<Model> load_ridge(const nlohmann::json& parameters);
 

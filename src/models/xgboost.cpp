@@ -22,6 +22,8 @@
 #include "models/base64.hpp"
 #include "models/rankers.hpp"
 #include "models/tree_ensemble.hpp"
+#include "models/xz.hpp"
+#include "common/json_limits.hpp"
 
 namespace cks::models_detail {
 
@@ -156,11 +158,14 @@ class XgbModel final : public Model {
   }
 
   nlohmann::json parameters() const override {
+    // The booster xz-compressed (its node statistics were zeroed when it was trained: a quarter of
+    // the size; a model loaded from an older "ubj+base64" file keeps its booster as it was).
+    const std::string booster = base64_encode(xz_compress(blob()));
     if (columns_.empty())
-      return {{"encoding", "ubj+base64"}, {"booster", base64_encode(blob())}, {"features", FeatureSchema::get().size()}};
+      return {{"encoding", "ubj+xz+base64"}, {"booster", booster}, {"features", FeatureSchema::get().size()}};
     std::vector<std::string> names;
     for (uint32_t c : columns_) names.emplace_back(FeatureSchema::get()[c].name);
-    return {{"encoding", "ubj+base64"}, {"booster", base64_encode(blob())}, {"features", columns_.size()}, {"columns", names}};
+    return {{"encoding", "ubj+xz+base64"}, {"booster", booster}, {"features", columns_.size()}, {"columns", names}};
   }
 
   const std::string& blob() const {
@@ -307,6 +312,8 @@ double validation_loss(const Dataset& data, const float* scores) {
 
 }  // namespace
 
+std::string merge_boosters(const std::vector<std::string_view>& blobs);
+
 std::unique_ptr<Model> train_xgboost(const Dataset& data, const TrainOptions& o, const Progress& progress) {
   if (o.rounds < 1) throw Error("--rounds must be >= 1");
   if (o.max_depth < 1) throw Error("--max-depth must be >= 1");
@@ -433,10 +440,137 @@ std::unique_ptr<Model> train_xgboost(const Dataset& data, const TrainOptions& o,
   } else {
     blob = save_booster(booster);
   }
-  auto model = std::make_unique<XgbModel>(std::move(blob), 1, columns);
+  // Node statistics zeroed (merge_boosters of one booster: the same scores, bit for bit).
+  auto model = std::make_unique<XgbModel>(merge_boosters({blob}), 1, columns);
   if (early)
     model->info().provenance = early_stopping_info(false);
   return model;
+}
+
+namespace {
+
+// XGBoost's JSON writes non-finite numbers (statistics of some nodes) as bare NaN / Infinity,
+// which strict JSON (nlohmann) refuses: outside strings they are turned into marker strings and
+// back. (Its UBJSON is no way around it: libxgboost reads only the UBJSON it writes itself.)
+constexpr std::string_view kNonFinite[] = {"-Infinity", "Infinity", "-NaN", "NaN"};
+std::string quote_non_finite(std::string_view text) {
+  std::string out;
+  out.reserve(text.size() + 64);
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      out += c;
+      continue;
+    }
+    bool replaced = false;
+    for (std::string_view token : kNonFinite)
+      if (text.substr(i).starts_with(token)) {
+        out += "\"cks-non-finite:" + std::string(token) + "\"";
+        i += token.size() - 1;
+        replaced = true;
+        break;
+      }
+    if (!replaced) out += c;
+  }
+  return out;
+}
+std::string unquote_non_finite(std::string text) {
+  for (std::string_view token : kNonFinite) {
+    const std::string marker = "\"cks-non-finite:" + std::string(token) + "\"";
+    for (size_t at = text.find(marker); at != std::string::npos; at = text.find(marker, at + token.size()))
+      text.replace(at, marker.size(), token);
+  }
+  return text;
+}
+
+}  // namespace
+
+// The boosters `blobs` (UBJSON) as one booster scoring their mean: their trees in order, leaves
+// scaled by 1/K, base score the mean. The trees' node statistics (loss change, hessian sum, base
+// weight), which prediction never reads, are zeroed: they are most of a booster's entropy, so
+// the model file compresses about 4x smaller (docs/models.md, "Model file"). For K = 1 the scores
+// are the booster's own, bit for bit. Needs libxgboost: it writes its JSON and reads the result
+// back, so that the booster written is one it loads.
+std::string merge_boosters(const std::vector<std::string_view>& blobs) {
+  if (blobs.empty()) throw Error("merge: no boosters given");
+  const XgbApi& api = XgbApi::get();
+  const float scale = 1.0f / static_cast<float>(blobs.size());
+  nlohmann::json merged;
+  nlohmann::json trees = nlohmann::json::array(), tree_info = nlohmann::json::array();
+  double base_sum = 0;
+  for (std::string_view blob : blobs) {
+    Booster b;
+    api.check(api.XGBoosterCreate(nullptr, 0, &b.h), "create booster");
+    api.check(api.XGBoosterLoadModelFromBuffer(b.h, blob.data(), blob.size()), "load model");
+    bst_ulong len = 0;
+    const char* data = nullptr;
+    api.check(api.XGBoosterSaveModelToBuffer(b.h, R"({"format": "json"})", &len, &data), "save model");
+    nlohmann::json j = nlohmann::json::parse(quote_non_finite(std::string_view(data, len)));
+    if (j.at("learner").at("gradient_booster").at("name") != "gbtree") throw Error("merge: only gbtree boosters");
+    nlohmann::json& model = j.at("learner").at("gradient_booster").at("model");
+    {
+      std::string base = j.at("learner").at("learner_model_param").at("base_score").get<std::string>();
+      std::erase_if(base, [](char c) { return c == '[' || c == ']'; });
+      base_sum += std::strtod(base.c_str(), nullptr);
+    }
+    for (nlohmann::json& tree : model.at("trees")) {
+      const auto& left = tree.at("left_children");
+      auto& cond = tree.at("split_conditions");
+      // A leaf's value is its split condition: scaled by 1/K, the sum over every member's trees is
+      // the members' mean (up to float rounding; exact for K = 1).
+      if (blobs.size() > 1)
+        for (size_t i = 0; i < left.size(); ++i)
+          if (left[i].get<int64_t>() < 0) cond[i] = static_cast<double>(cond[i].get<float>() * scale);
+      for (const char* stat : {"loss_changes", "sum_hessian", "base_weights"})
+        for (auto& v : tree.at(stat)) v = 0.0;
+      tree["id"] = trees.size();
+      trees.push_back(std::move(tree));
+      tree_info.push_back(0);
+    }
+    if (merged.is_null()) merged = std::move(j);
+  }
+  nlohmann::json& model = merged.at("learner").at("gradient_booster").at("model");
+  model["trees"] = std::move(trees);
+  model["tree_info"] = std::move(tree_info);
+  model.at("gbtree_model_param")["num_trees"] = std::to_string(model["trees"].size());
+  if (model.contains("iteration_indptr")) {  // XGBoost >= 2: one tree per boosting round
+    nlohmann::json indptr = nlohmann::json::array();
+    for (size_t i = 0; i <= model["trees"].size(); ++i) indptr.push_back(i);
+    model["iteration_indptr"] = std::move(indptr);
+  }
+  if (blobs.size() > 1) {  // XGBoost writes base_score as a string ("5E-1", or "[5E-1]" in 2.x)
+    const double base = base_sum / static_cast<double>(blobs.size());
+    auto& param = merged.at("learner").at("learner_model_param");
+    const bool bracketed = param.at("base_score").get<std::string>().starts_with("[");
+    param["base_score"] = bracketed ? "[" + format_double(base) + "]" : format_double(base);
+  }
+  const std::string text = unquote_non_finite(merged.dump());
+  Booster b;
+  api.check(api.XGBoosterCreate(nullptr, 0, &b.h), "create booster");
+  api.check(api.XGBoosterLoadModelFromBuffer(b.h, text.data(), text.size()), "load the merged booster");
+  return save_booster(b);
+}
+
+std::unique_ptr<Model> average_xgboost(const std::vector<const Model*>& members) {
+  if (members.empty()) throw Error("average: no models given");
+  std::vector<std::string_view> blobs;
+  const std::vector<uint32_t>* columns = nullptr;
+  for (const Model* member : members) {
+    const auto* m = dynamic_cast<const XgbModel*>(member);
+    if (!m) throw Error("average: every model must be an XGBoost model");
+    if (columns && *columns != m->columns()) throw Error("average: the models were trained on different feature sets");
+    columns = &m->columns();
+    blobs.push_back(m->blob());
+  }
+  return std::make_unique<XgbModel>(merge_boosters(blobs), 1, *columns);
 }
 
 bool xgboost_library_available() {
@@ -478,7 +612,9 @@ void xgboost_library_predict(const Model& model, const FeatureMatrix& x, std::sp
 }
 
 std::unique_ptr<Model> load_xgboost(const nlohmann::json& parameters) {
-  if (parameters.at("encoding").get<std::string>() != "ubj+base64") throw Error("model: unknown XGBoost encoding");
+  const std::string encoding = parameters.at("encoding").get<std::string>();
+  if (encoding != "ubj+base64" && encoding != "ubj+xz+base64")
+    throw Error("model: unknown XGBoost encoding '" + encoding + "' (expected ubj+xz+base64 or ubj+base64)");
   std::vector<uint32_t> columns;
   if (parameters.contains("columns")) {
     // A feature set: the booster's features are these schema columns.
@@ -489,7 +625,9 @@ std::unique_ptr<Model> load_xgboost(const nlohmann::json& parameters) {
   } else if (parameters.at("features").get<size_t>() != FeatureSchema::get().size()) {
     throw Error("model: XGBoost model has another feature count than the schema");
   }
-  return std::make_unique<XgbModel>(base64_decode(parameters.at("booster").get<std::string>()), 1, std::move(columns));
+  std::string booster = base64_decode(parameters.at("booster").get<std::string>());
+  if (encoding == "ubj+xz+base64") booster = xz_decompress(booster, kMaxInputFileBytes);
+  return std::make_unique<XgbModel>(std::move(booster), 1, std::move(columns));
 }
 
 bool write_xgboost_cache(const Model& model, BinaryWriter& w) {

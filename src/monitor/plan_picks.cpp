@@ -180,10 +180,11 @@ Plan make_active_plan(const std::vector<GroupInfo>& groups, const Registry& reg,
   std::vector<Planned> planned;
   std::map<std::string, size_t> wanted;  // kernel -> groups wanting it
   size_t explored = 0;
-  // The methods' rankings, and the explorer's as one more method.
-  // (Its picks are the explorer's first `top`: one ranking of the whole catalogue per group.)
+  // The methods' rankings, and with exploration the explorer's as one more method (its picks are
+  // the explorer's first `top`: one ranking of the whole catalogue per group, seconds each;
+  // --explore 0 leaves it out, so that only the methods' picks are planned).
   std::vector<PickMethod> all = methods;
-  all.push_back({"explorer", &explorer, std::max(o.explore_depth, o.top)});
+  if (o.explore > 0) all.push_back({"explorer", &explorer, std::max(o.explore_depth, o.top)});
   const auto all_ranked = rankings(groups, all, [&](const PickMethod& m) {
     return m.name == "explorer" && m.selector == &explorer ? std::max(o.explore_depth, o.top) : std::max<size_t>(1, o.top);
   });

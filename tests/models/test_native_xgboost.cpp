@@ -298,3 +298,70 @@ TEST(ModelsNativeXgboost, DeepTreesFallBackToTheReferenceWalk) {
     EXPECT_EQ(out[7], 100.0f);  // right at every split
   }
 }
+
+// A seed ensemble (average_models): one booster that libxgboost itself loads and predicts like the
+// native walk, scoring the mean of its members, with member 1's options and evidence.
+TEST(ModelsNativeXgboost, AverageOfSeedsScoresTheMembersMean) {
+  if (!models_detail::xgboost_library_available()) GTEST_SKIP() << "libxgboost not installed";
+  const Dataset& d = synthetic();
+  std::vector<std::unique_ptr<Model>> members;
+  for (uint64_t seed : {0, 1, 2}) {
+    TrainOptions o;
+    o.objective = "reg:squarederror";
+    o.rounds = 20;
+    o.threads = 2;
+    o.seed = seed;
+    members.push_back(train_model(d, o));
+  }
+  const auto ensemble = average_models({members[0].get(), members[1].get(), members[2].get()});
+  ASSERT_EQ(ensemble->terms(), 60u);
+  const FeatureMatrix x = with_missing(d.x, 7);
+  expect_matches_xgboost(*ensemble, x, "ensemble");
+  std::vector<float> mean(x.rows, 0.0f), one(x.rows), got(x.rows);
+  for (const auto& m : members) {
+    m->predict(x, one);
+    for (size_t r = 0; r < x.rows; ++r) mean[r] += one[r] / 3.0f;
+  }
+  ensemble->predict(x, got);
+  for (size_t r = 0; r < x.rows; ++r) ASSERT_NEAR(got[r], mean[r], 1e-5) << "row " << r;
+  EXPECT_EQ(ensemble->info().options.seed, 0u);
+  EXPECT_EQ(ensemble->info().evidence.to_json(), members[0]->info().evidence.to_json());
+  const auto& listed = ensemble->info().provenance.at("ensemble").at("members");
+  ASSERT_EQ(listed.size(), 3u);
+  EXPECT_EQ(listed[2].at("seed").get<uint64_t>(), 2u);
+  // The cascade reads member 1's first trees: the first 20 terms are member 1 scaled by 1/3.
+  std::vector<float> first(x.rows, 0.0f), member1(x.rows, 0.0f);
+  ensemble->add_terms(x, first, 0, 20);
+  members[0]->add_terms(x, member1, 0, 20);
+  for (size_t r = 0; r < x.rows; ++r) ASSERT_NEAR(first[r], member1[r] / 3.0f, 1e-6) << "row " << r;
+  // Saved and loaded, it scores the same.
+  test::ScratchDir dir;
+  ensemble->save(dir.file("ens.json"));
+  std::vector<float> loaded(x.rows);
+  Model::load(dir.file("ens.json"))->predict(x, loaded);
+  EXPECT_EQ(got, loaded);
+}
+
+TEST(ModelsNativeXgboost, AverageRefusesMismatchedMembers) {
+  const Dataset& d = synthetic();
+  TrainOptions o;
+  o.objective = "reg:squarederror";
+  o.rounds = 5;
+  o.threads = 2;
+  const auto a = train_model(d, o);
+  EXPECT_THROW(average_models({}), Error);
+  TrainOptions r = o;
+  r.objective = "rank:ndcg";
+  const auto b = train_model(d, r);
+  try {
+    average_models({a.get(), b.get()});
+    FAIL() << "objectives differ";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("objective"), std::string::npos) << e.what();
+  }
+  TrainOptions ridge = o;
+  ridge.kind = ModelKind::ridge;
+  ridge.objective = "squared";
+  const auto c = train_model(d, ridge);
+  EXPECT_THROW(average_models({a.get(), c.get()}), Error);
+}
