@@ -16,8 +16,10 @@
 # The model records its training groups' measured leaders ("evidence", docs/models.md), which the
 # selector's default adds to its prefilter. The shipped model (r10w4, shipped after lease 23 measured
 # it side by side against r7, and the llm set) was trained on the shards up to lease 21 (3,739 groups,
-# data hash 79efa4fd65d7a451); lease 23's shard holds no training group, so on the committed shards
-# this command rebuilds it (the same bytes). r7, shipped before it, was the unweighted recipe on the
+# data hash 79efa4fd65d7a451); lease 23's shard holds no training group, so on the shards up to
+# lease 23 this command rebuilds it (EXCLUDE_SHARDS= the shards of leases 24 and later, data/README.md;
+# the same scores bit for bit, since session 27 in the compact model file encoding, docs/models.md
+# "Model file", so not the same file bytes). r7, shipped before it, was the unweighted recipe on the
 # shards up to lease 16 (2,841 groups, data hash 0979ff5403da2c55):
 #   TOP_WEIGHT=0 EXCLUDE_SHARDS="20261202_d709be9e.db.xz 20261202_23498278.db.xz 20261202_011f9136.db.xz
 #     20261202_5127b76f.db.xz 20261203_7106b8e9.db.xz 20261203_68d43418.db.xz" scripts/models/train_default.sh

@@ -66,11 +66,13 @@ SideBySideStudy sidebyside_study(const Registry& reg, const std::vector<PickMeth
     if (tags.is_object() && tags.contains("base_set") && tags["base_set"].is_string())
       base_sets[sidebyside_base_key(g.key)] = tags["base_set"].get<std::string>();
   }
-  // The round read per base group (SideBySideOptions::round).
+  // The round read per base group (SideBySideOptions::round): the latest with a measurement (a
+  // lease cut by its time budget leaves the groups of its round planned but unmeasured).
   std::map<std::string, size_t> latest;
   for (const std::string& gk : sbs_keys) {
     size_t& r = latest[sidebyside_base_key(gk)];
-    r = std::max(r, sidebyside_round(gk));
+    const size_t round = sidebyside_round(gk);
+    if (round > r && !reg.final_items(gk, 1).empty()) r = round;
   }
   auto wanted = [&](const std::string& gk) {
     if (!o.base_set.empty()) {

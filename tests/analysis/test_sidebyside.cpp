@@ -204,6 +204,29 @@ TEST(SideBySide, EachGroupsLatestRoundIsReadUnlessOneIsChosen) {
   EXPECT_THROW(sidebyside_study(reg, methods, family), Error) << "no group of base set family";
 }
 
+// A lease cut by its time budget leaves its round's groups planned but unmeasured: the latest
+// round with a measurement is read (lease 34 read 121 of 176 groups before this).
+TEST(SideBySide, AnUnmeasuredLaterRoundIsNotTheLatest) {
+  ScratchDir dir;
+  const std::string path = write_registry(dir);  // round 1: "~r<i>", measured
+  {
+    Registry reg(path);
+    const std::string base = group_key(M, N, K, Layout::tn);
+    for (int rep = 1; rep <= 2; ++rep) {
+      GroupInfo g = test_group(M, N, K, "sbs");
+      g.key = base + "~s3r" + std::to_string(rep);
+      g.tags_json = R"({"base_key":")" + base + R"(","base_set":"eval","round":3})";
+      reg.upsert_group(g);
+    }
+  }
+  const Registry reg(path, RegistryOptions{.create = false});
+  const std::vector<PickMethod> methods{{"static", &static_selector(), 16}};
+  const SideBySideStudy latest = sidebyside_study(reg, methods, SideBySideOptions{});
+  ASSERT_EQ(latest.groups.size(), 1u);
+  EXPECT_EQ(latest.groups[0].reps, 3u) << "round 1 is the latest measured";
+  EXPECT_TRUE(latest.outcomes[0][0].covered);
+}
+
 TEST(SideBySide, APickThatWasNotComparedIsNotCovered) {
   ScratchDir dir;
   const Registry reg(write_registry(dir, /*with_pick=*/false), RegistryOptions{.create = false});

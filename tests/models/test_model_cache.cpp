@@ -11,6 +11,7 @@
 #include "common/cache_file.hpp"
 #include "common/test_util.hpp"
 #include "models/base64.hpp"
+#include "models/rankers.hpp"
 #include "models/synthetic.hpp"
 #include "models/tree_ensemble.hpp"
 
@@ -142,7 +143,7 @@ TEST(ModelCache, ConsistentChecksumButInconsistentTreesIsRefused) {
   const std::string payload = good.substr(56);
   // The XGBoost part: u64 0 columns, u64 node count, the nodes (float condition, u32 left child,
   // u32 split; the root is a split with left child 1), ...
-  const std::string blob = models_detail::base64_decode(reference->parameters().at("booster").get<std::string>());
+  const std::string blob = models_detail::xgboost_blob(*reference);
   const uint64_t nodes = models_detail::TreeEnsemble::from_xgboost(blob).nodes();
   std::string marker(16, '\0');
   std::memcpy(marker.data() + 8, &nodes, 8);  // u64 0 columns, u64 node count
