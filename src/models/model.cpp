@@ -301,17 +301,11 @@ std::unique_ptr<Model> average_models(const std::vector<const Model*>& members) 
     list.push_back(std::move(entry));
   }
   std::unique_ptr<Model> out = models_detail::average_xgboost(members);
-  ModelInfo& info = out->info();
-  info.kind = first.kind;
-  info.objective = first.objective;
-  info.schema_hash = first.schema_hash;
-  info.schema_version = first.schema_version;
-  info.hw_preset = first.hw_preset;
-  info.options = first.options;
-  info.provenance = first.provenance.is_object() ? first.provenance : nlohmann::json::object();
+  ModelInfo& info = out->info() = first;  // kind, objective, schema, preset, options, evidence
+  info.source_hash = 0;                    // made in this process, not read from a file
+  if (!info.provenance.is_object()) info.provenance = nlohmann::json::object();
   if (members.size() > 1)
     info.provenance["ensemble"] = {{"method", "mean of the members' scores"}, {"members", std::move(list)}};
-  info.evidence = first.evidence;
   return out;
 }
 

@@ -67,6 +67,16 @@ std::string write_registry(const ScratchDir& dir, bool with_pick = true, const s
   return path;
 }
 
+// Repetition `rep` of round `round` (key "<base>~s<round>r<rep>") of the base group, listed.
+GroupInfo round_group(Registry& reg, int round, int rep) {
+  const std::string base = group_key(M, N, K, Layout::tn);
+  GroupInfo g = test_group(M, N, K, "sbs");
+  g.key = base + "~s" + std::to_string(round) + "r" + std::to_string(rep);
+  g.tags_json = R"({"base_key":")" + base + R"(","base_set":"eval","round":)" + std::to_string(round) + "}";
+  reg.upsert_group(g);
+  return g;
+}
+
 }  // namespace
 
 TEST(SideBySide, RegretOfTheRealPickFromCleanRepetitionsWithTheNoiseFloor) {
@@ -164,12 +174,8 @@ TEST(SideBySide, EachGroupsLatestRoundIsReadUnlessOneIsChosen) {
     Registry reg(path);
     const std::string run = reg.begin_run(test_run());
     const Ranking r = static_selector().select(Problem{M, N, K, Layout::tn}, 20);
-    const std::string base = group_key(M, N, K, Layout::tn);
     for (int rep = 1; rep <= 2; ++rep) {
-      GroupInfo g = test_group(M, N, K, "sbs");
-      g.key = base + "~s2r" + std::to_string(rep);
-      g.tags_json = R"({"base_key":")" + base + R"(","base_set":"eval","round":2})";
-      reg.upsert_group(g);
+      const GroupInfo g = round_group(reg, 2, rep);
       MeasurementRow m = test_row(run, g.key, r[5].kernel_id, "ok", 10.0);
       m.knobs = r[5].knobs_text;
       m.tflops = 200;
@@ -211,13 +217,7 @@ TEST(SideBySide, AnUnmeasuredLaterRoundIsNotTheLatest) {
   const std::string path = write_registry(dir);  // round 1: "~r<i>", measured
   {
     Registry reg(path);
-    const std::string base = group_key(M, N, K, Layout::tn);
-    for (int rep = 1; rep <= 2; ++rep) {
-      GroupInfo g = test_group(M, N, K, "sbs");
-      g.key = base + "~s3r" + std::to_string(rep);
-      g.tags_json = R"({"base_key":")" + base + R"(","base_set":"eval","round":3})";
-      reg.upsert_group(g);
-    }
+    for (int rep = 1; rep <= 2; ++rep) round_group(reg, 3, rep);
   }
   const Registry reg(path, RegistryOptions{.create = false});
   const std::vector<PickMethod> methods{{"static", &static_selector(), 16}};
