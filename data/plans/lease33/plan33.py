@@ -2,7 +2,7 @@
 """Lease 33 plan (issue 16, active learning by seed disagreement): the union of several models'
 unmeasured first picks on the training groups, capped to the kernels most groups want.
 
-    python3 plan33.py OUT MAX_KERNELS UNION.jsonl ACTIVE_1.jsonl ACTIVE_2.jsonl ...
+    [NAME=lease33] python3 plan33.py OUT MAX_KERNELS UNION.jsonl ACTIVE_1.jsonl ACTIVE_2.jsonl ...
 
 ACTIVE_i: `cks plan active --registry <merged corpus> --model M_i --methods deployed --top 2
 --explore 0 --out ACTIVE_i` for each model (seeds of one recipe and the recipe on newer data: where
@@ -12,7 +12,7 @@ number of (model, group) first picks that want it (a first pick counts 2, a seco
 MAX_KERNELS of highest priority are kept (a lease compiles every kernel it measures, ~65 a minute
 on 16 cores), and every candidate of the union on a kept kernel is planned.
 """
-import json, sys
+import json, os, sys
 from collections import Counter
 
 out, cap, union_path, actives = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4:]
@@ -36,9 +36,9 @@ for g in groups:
         planned.append(g)
         candidates += len(g['candidates'])
         kernels.update(c[0] for c in g['candidates'])
-header.update({'name': 'lease33', 'candidates': candidates, 'kernels': len(kernels),
+header.update({'name': os.environ.get('NAME', 'lease33'), 'candidates': candidates, 'kernels': len(kernels),
                'kernels_wanted': len(votes), 'max_kernels': cap,
-               'created_by': 'data/plans/lease33/plan33.py over ' + ', '.join(actives)})
+               'created_by': 'data/plans/lease33/plan33.py over ' + ', '.join(os.path.basename(a) for a in actives)})
 with open(out, 'w') as f:
     f.write(json.dumps(header) + '\n')
     for g in planned:
