@@ -67,8 +67,7 @@ std::string format_record(const TuningRecord& r) {
          std::string(to_string(r.layout)) + "," + std::to_string(r.m) + "," + std::to_string(r.n) + "," +
          std::to_string(r.k) + "," + csv_escape(r.winner) + "," + csv_escape(r.knobs) + "," + format_double(r.us) +
          "," + format_double(r.cublas_us);
-  if (r.lt_algo != 0)  // the optional 12th field
-    line += ',' + (r.lt_algo == kTuningGemmEx ? std::string("gemm") : std::to_string(r.lt_algo));
+  if (r.lt_algo != 0) line += ',' + std::to_string(r.lt_algo);  // the optional 12th field
   return line;
 }
 
@@ -119,16 +118,12 @@ std::vector<TuningRecord> parse_tuning(std::string_view text, const std::string&
     r.cublas_us = parse_us(f[10], "cublas_us", where);
     if (f.size() > kFields) {
       const std::string& a = f[kFields];
-      if (a == "gemm") {
-        r.lt_algo = kTuningGemmEx;
-      } else {
-        if (a.empty() || a.size() > 1 || a[0] < '0' || a[0] > '0' + kMaxTuningLtAlgo)
-          throw Error(where + ": lt_algo must be an integer in [0, " + std::to_string(kMaxTuningLtAlgo) +
-                      "] or gemm (got '" + one_line(a, 40) + "')");
-        r.lt_algo = a[0] - '0';
-      }
+      if (a.empty() || a.size() > 1 || a[0] < '0' || a[0] > '0' + kMaxTuningLtAlgo)
+        throw Error(where + ": lt_algo must be an integer in [0, " + std::to_string(kMaxTuningLtAlgo) + "] (got '" +
+                    one_line(a, 40) + "')");
+      r.lt_algo = a[0] - '0';
       if (r.lt_algo != 0 && r.winner != kCublasWinner)
-        throw Error(where + ": lt_algo " + a + " is a cuBLAS algorithm, the winner is " + one_line(r.winner, 60));
+        throw Error(where + ": lt_algo " + a + " is a cuBLASLt algorithm, the winner is " + one_line(r.winner, 60));
     }
     if (r.gpu.empty()) throw Error(where + ": empty gpu name");
     out.push_back(std::move(r));

@@ -10,8 +10,7 @@
 // An optional 12th field, lt_algo, is the index of the cuBLASLt heuristic's algorithm that won
 // (autotune_lt_algos > 1): written only when it is not 0, so a record of the top-1 or a kernel is
 // the 11-field line it always was, and a line without it reads as 0. cublas_us stays the top-1's
-// time (the reference). lt_algo "gemm" (kTuningGemmEx) is cuBLAS's own cublasGemmEx, which autotune
-// times beside cuBLASLt's algorithms (the call torch.matmul makes; runtime/gpu/cublaslt.hpp).
+// time (the reference).
 // The header line may repeat (several processes appending); '#' lines are comments. A record is
 // reused only when its GPU name, cks version and model hash equal the runtime's (the validators);
 // the last record of a problem wins.
@@ -32,7 +31,6 @@ namespace cks::rt {
 inline constexpr const char* kTuningHeader = "gpu,cks_version,model_hash,layout,m,n,k,winner,knobs,us,cublas_us";
 inline constexpr const char* kCublasWinner = "cublas";
 inline constexpr int kMaxTuningLtAlgo = 7;  // lt_algo, at most (autotune_lt_algos <= 8)
-inline constexpr int kTuningGemmEx = -1;    // lt_algo "gemm": cublasGemmEx won (runtime/gpu/cublaslt.hpp kGemmExAlgo)
 
 // A candidate replaces cuBLASLt's heuristic top-1 only when its median is at least this much faster:
 // a closer call is within the tuning pass's noise, and the top-1 keeps it. Lease 22's 27 runs replayed
@@ -81,7 +79,7 @@ struct TuningRecord {
   std::string knobs;   // the winner's RuntimeKnobs::canonical(); "" for cublas
   double us = 0;       // the winner's time per call
   double cublas_us = 0;  // cuBLASLt's heuristic top-1's time per call (the reference)
-  int lt_algo = 0;       // winner cublas: the heuristic's algorithm index that won (0: the top-1), or kTuningGemmEx
+  int lt_algo = 0;       // winner cublas: the heuristic's algorithm index that won (0: the top-1)
   bool operator==(const TuningRecord&) const = default;
 };
 
@@ -90,7 +88,7 @@ std::string format_record(const TuningRecord& r);
 // Every record of a file's text. Throws Error "<origin>:<line>: ..." on a malformed line: wrong
 // field count (11, or 12 with lt_algo), a bad layout or dimension, a winner that is neither
 // "cublas" nor a kernel ID, unparsable knobs, a time that is not a positive finite number, an
-// lt_algo that is neither an integer in [0, 7] nor "gemm", or is not 0 with a kernel winner.
+// lt_algo that is not an integer in [0, 7] or is not 0 with a kernel winner.
 std::vector<TuningRecord> parse_tuning(std::string_view text, const std::string& origin);
 
 // The records of `path` that match the validators, by problem (the last one wins); a missing file

@@ -157,18 +157,6 @@ TEST(TuningFile, LtAlgoPersistsAndTheLastRecordWins) {
   EXPECT_EQ(last.find(Layout::tn, 64, 4096, 4096)->lt_algo, 0);
 }
 
-TEST(TuningFile, GemmExWinnerIsWrittenAsGemmAndReadBack) {
-  // cublasGemmEx (the call torch.matmul makes), timed by autotune beside cuBLASLt's algorithms.
-  TuningRecord g = rec(16, kCublasWinner);
-  g.lt_algo = kTuningGemmEx;
-  const std::string line = format_record(g);
-  EXPECT_EQ(line.substr(line.size() - 5), ",gemm") << line;
-  const auto back = parse_tuning(line + "\n", "t.csv");
-  ASSERT_EQ(back.size(), 1u);
-  EXPECT_EQ(back[0], g);
-  EXPECT_EQ(back[0].lt_algo, kTuningGemmEx);
-}
-
 TEST(TuningFile, BadLinesNameTheFileAndLine) {
   const std::string head = std::string(kTuningHeader) + "\n";
   auto err = [&](const std::string& line) { return error_of([&] { parse_tuning(head + line + "\n", "t.csv"); }); };
@@ -177,12 +165,9 @@ TEST(TuningFile, BadLinesNameTheFileAndLine) {
             std::string("t.csv:2: 13 fields, expected 11 (") + kTuningHeader + ") or 12 (with lt_algo)");
   for (const char* a : {"8", "-1", "x", "", "01", "1.0"})
     EXPECT_EQ(err(std::string("H200,0.1.0,h,tn,8,8,8,cublas,,1,1,") + a),
-              std::string("t.csv:2: lt_algo must be an integer in [0, 7] or gemm (got '") + a + "')");
+              std::string("t.csv:2: lt_algo must be an integer in [0, 7] (got '") + a + "')");
   EXPECT_EQ(err("H200,0.1.0,h,tn,8,8,8,kadf55d1e9f98f3e8,\"r=m,s=2,d=h,k=1\",1,1,2"),
-            "t.csv:2: lt_algo 2 is a cuBLAS algorithm, the winner is kadf55d1e9f98f3e8");
-  EXPECT_EQ(err("H200,0.1.0,h,tn,8,8,8,kadf55d1e9f98f3e8,\"r=m,s=2,d=h,k=1\",1,1,gemm"),
-            "t.csv:2: lt_algo gemm is a cuBLAS algorithm, the winner is kadf55d1e9f98f3e8");
-  EXPECT_EQ(err("H200,0.1.0,h,tn,8,8,8,cublas,,1,1,GEMM"), "t.csv:2: lt_algo must be an integer in [0, 7] or gemm (got 'GEMM')");
+            "t.csv:2: lt_algo 2 is a cuBLASLt algorithm, the winner is kadf55d1e9f98f3e8");
   EXPECT_EQ(err("H200,0.1.0,h,tn,8,8,8,kadf55d1e9f98f3e8,\"r=m,s=2,d=h,k=1\",1,1,0"), "");
   EXPECT_EQ(err("H200,0.1.0,h,xx,8,8,8,cublas,,1,1"), "t.csv:2: unknown layout 'xx' (expected tn, nt, nn or tt)");
   EXPECT_EQ(err("H200,0.1.0,h,tn,8x,8,8,cublas,,1,1"), "t.csv:2: bad m '8x'");

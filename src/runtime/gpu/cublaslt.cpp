@@ -14,11 +14,6 @@ void lt_check(cublasStatus_t s, const std::string& what) {
     throw Error(what + ": " + cublasLtGetStatusName(s) + " (" + cublasLtGetStatusString(s) + ")");
 }
 
-void gemm_check(cublasStatus_t s, const std::string& what) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw Error(what + ": " + cublasGetStatusName(s) + " (" + cublasGetStatusString(s) + ")");
-}
-
 }  // namespace
 
 void cuda_check(cudaError_t e, const char* what) {
@@ -79,27 +74,6 @@ LtPlan::LtPlan(cublasLtHandle_t handle, Layout layout, int64_t m, int64_t n, int
   }
 }
 
-std::unique_ptr<LtPlan> LtPlan::gemm_ex(cublasHandle_t handle, std::mutex& mu, Layout layout, int64_t m, int64_t n,
-                                        int64_t k) {
-  std::unique_ptr<LtPlan> p(new LtPlan());
-  p->what_ = "cublasGemmEx " + std::string(to_string(layout)) + " " + std::to_string(m) + "x" + std::to_string(n) + "x" +
-             std::to_string(k);
-  p->gemm_ = handle;
-  p->gemm_mu_ = &mu;
-  p->algo_index_ = kGemmExAlgo;
-  p->workspace_ = kCublasWorkspace;  // a split-K algorithm may use it, as in torch's handle
-  const bool at = a_row_major(layout), bt = b_row_major(layout);
-  p->ta_ = at ? CUBLAS_OP_T : CUBLAS_OP_N;
-  p->tb_ = bt ? CUBLAS_OP_T : CUBLAS_OP_N;
-  // The layouts of the LtPlan constructor (check_problem bounds every dimension by 2^31 - 1).
-  p->m_ = static_cast<int>(m);
-  p->n_ = static_cast<int>(n);
-  p->k_ = static_cast<int>(k);
-  p->lda_ = static_cast<int>(at ? k : m);
-  p->ldb_ = static_cast<int>(bt ? n : k);
-  return p;
-}
-
 LtPlan::~LtPlan() { release(); }
 
 void LtPlan::release() {
@@ -113,32 +87,12 @@ void LtPlan::release() {
 
 void LtPlan::run(const void* a, const void* b, void* d, float alpha, float beta, void* workspace,
                  cudaStream_t stream) const {
-  if (gemm_) {
-    std::lock_guard lk(*gemm_mu_);
-    gemm_check(cublasSetStream(gemm_, stream), what_ + ": stream");
-    gemm_check(cublasSetWorkspace(gemm_, workspace, workspace ? kCublasWorkspace : 0), what_ + ": workspace");
-    gemm_check(cublasGemmEx(gemm_, ta_, tb_, m_, n_, k_, &alpha, a, CUDA_R_16BF, lda_, b, CUDA_R_16BF, ldb_, &beta, d,
-                            CUDA_R_16BF, m_, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
-               what_);
-    return;
-  }
   lt_check(cublasLtMatmul(handle_, op_, &alpha, a, a_, b, b_, &beta, d, d_, d, d_, &algo_, workspace, workspace_, stream),
            what_);
 }
 
 CublasLt::~CublasLt() {
   for (auto& [device, h] : handles_) cublasLtDestroy(h);
-  for (auto& [device, h] : gemm_handles_) cublasDestroy(h.first);
-}
-
-std::pair<cublasHandle_t, std::mutex*> CublasLt::gemm_handle(int device) {
-  std::lock_guard lk(mu_);
-  if (auto it = gemm_handles_.find(device); it != gemm_handles_.end()) return {it->second.first, it->second.second.get()};
-  cublasHandle_t h = nullptr;
-  gemm_check(cublasCreate(&h), "cublasCreate");
-  auto& slot = gemm_handles_[device];
-  slot = {h, std::make_unique<std::mutex>()};
-  return {h, slot.second.get()};
 }
 
 cublasLtHandle_t CublasLt::handle(int device) {

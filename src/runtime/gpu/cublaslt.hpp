@@ -6,7 +6,6 @@
 // (T, N), as in CUTLASS's naming.
 #pragma once
 #include <cublasLt.h>
-#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -22,13 +21,6 @@ namespace cks::rt {
 
 inline constexpr size_t kCublasWorkspace = size_t{32} << 20;  // NVIDIA's recommendation for Hopper
 
-// The cuBLAS side's "algorithm" that is not one of the cuBLASLt heuristic's: cuBLAS's own
-// cublasGemmEx (CUBLAS_GEMM_DEFAULT, FP32 compute), the call torch.matmul makes for BF16 and the
-// harness's reference (worker/cuda_backend.cpp). Its own heuristic can choose otherwise than
-// cublasLtMatmulAlgoGetHeuristic's first N: on 16x16384x8192 tn the corpus's cublasGemmEx rows run
-// 6 % faster than every kernel, while lease 29's autotune timed cuBLASLt's four within 1 % of one.
-inline constexpr int kGemmExAlgo = -1;
-
 // Throws Error "<what>: <CUDA error name> (<description>)".
 void cuda_check(cudaError_t e, const char* what);
 
@@ -42,13 +34,9 @@ class LtAlgoNotFound : public Error {
 // bytes (16 or more lets cuBLASLt use TMA kernels; 2 is any BF16 pointer). Immutable once built.
 // `algo` = i: result i of cublasLtMatmulAlgoGetHeuristic asked for the top i + 1 (0: the top-1, one
 // result asked for, as always); throws LtAlgoNotFound when it finds fewer than i + 1.
-// LtPlan::gemm_ex is the plan of kGemmExAlgo: cublasGemmEx on a cuBLAS handle whose stream and
-// workspace are set under `mu` for each call (one handle per device, shared by the runtime's threads).
 class LtPlan {
  public:
   LtPlan(cublasLtHandle_t handle, Layout layout, int64_t m, int64_t n, int64_t k, uint32_t alignment, int algo = 0);
-  static std::unique_ptr<LtPlan> gemm_ex(cublasHandle_t handle, std::mutex& mu, Layout layout, int64_t m, int64_t n,
-                                         int64_t k);
   ~LtPlan();
   LtPlan(const LtPlan&) = delete;
   LtPlan& operator=(const LtPlan&) = delete;
@@ -57,38 +45,29 @@ class LtPlan {
   int algo() const { return algo_index_; }
 
  private:
-  LtPlan() = default;
   void release();
-  cublasLtHandle_t handle_ = nullptr;
+  cublasLtHandle_t handle_;
   cublasLtMatmulDesc_t op_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, d_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
   size_t workspace_ = 0;
   int algo_index_ = 0;
   std::string what_;
-  // kGemmExAlgo: the cuBLAS handle, its lock and the call's arguments.
-  cublasHandle_t gemm_ = nullptr;
-  std::mutex* gemm_mu_ = nullptr;
-  cublasOperation_t ta_ = CUBLAS_OP_N, tb_ = CUBLAS_OP_N;
-  int m_ = 0, n_ = 0, k_ = 0, lda_ = 0, ldb_ = 0;
 };
 
 // The largest of 256, 16, 2 that divides every pointer.
 uint32_t alignment_of(const void* a, const void* b, const void* d);
 
-// One cuBLASLt handle per device (created on first use on that device), and one cuBLAS handle per
-// device for cublasGemmEx with the lock its calls take (stream and workspace are the handle's state).
+// One cuBLASLt handle per device (created on first use on that device).
 class CublasLt {
  public:
   CublasLt() = default;
   ~CublasLt();
   cublasLtHandle_t handle(int device);
-  std::pair<cublasHandle_t, std::mutex*> gemm_handle(int device);
 
  private:
   std::mutex mu_;
   std::map<int, cublasLtHandle_t> handles_;
-  std::map<int, std::pair<cublasHandle_t, std::unique_ptr<std::mutex>>> gemm_handles_;
 };
 
 }  // namespace cks::rt

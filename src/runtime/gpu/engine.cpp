@@ -23,7 +23,6 @@ namespace cks::rt {
 namespace fs = std::filesystem;
 
 static_assert(kMaxTuningLtAlgo == kMaxLtAlgos - 1, "the tuning file's lt_algo covers autotune_lt_algos");
-static_assert(kTuningGemmEx == kGemmExAlgo, "the tuning file's lt_algo gemm is cublasGemmEx");
 
 namespace {
 
@@ -32,11 +31,6 @@ constexpr size_t kTuneMemory = size_t{1} << 30;  // rotating replicas of one tun
 constexpr int kMaxReplicas = 8;
 constexpr double kTuneBatchUs = 100;            // a timed batch lasts at least this long
 constexpr int kMaxInner = 64;                   // launches per timed batch, at most
-
-// How a reason names a cuBLAS choice's lt_algo != 0.
-std::string lt_algo_name(int lt_algo) {
-  return lt_algo == kGemmExAlgo ? std::string("cublasGemmEx") : "cuBLASLt algorithm " + std::to_string(lt_algo);
-}
 
 // A launch gate for timed batches: the stream waits in a host function until the host has
 // enqueued the whole batch and its closing event, so the batch runs back to back on the GPU and
@@ -170,7 +164,7 @@ struct Engine::Choice {
   size_t workspace = 0;  // bytes this problem needs (stream-K, split-K)
   std::string reason;
   double tuned_us = 0, cublas_us = 0;
-  int lt_algo = 0;  // cuBLAS (api null): the heuristic's algorithm for 256-byte-aligned operands, or kGemmExAlgo (autotune)
+  int lt_algo = 0;  // cuBLASLt (api null): the heuristic's algorithm for 256-byte-aligned operands (autotune)
   bool compile_pending = false;
   mutable std::mutex ops_mu;
   mutable std::vector<OpSlot> ops;
@@ -184,7 +178,7 @@ struct Engine::Entry {
   std::mutex mu;            // choices, plans, pending, last_fallback
   std::vector<std::unique_ptr<Choice>> choices;
   std::atomic<LtPlan*> plans[3] = {nullptr, nullptr, nullptr};  // by operand alignment 256, 16, 2
-  std::atomic<LtPlan*> algo_plan{nullptr};  // the choice's lt_algo != 0 (autotune): alignment 256, or cublasGemmEx
+  std::atomic<LtPlan*> algo_plan{nullptr};  // alignment 256, the choice's lt_algo > 0 (autotune)
   std::vector<std::unique_ptr<LtPlan>> plan_store;
   std::optional<Candidate> pending;  // the pick being compiled (select)
   std::optional<std::vector<Candidate>> retune;  // autotune's candidates, some compiling: tuned once all are settled
@@ -412,15 +406,6 @@ std::vector<Candidate> Engine::ranking(const Call& c, size_t depth, std::string&
   for (uint32_t i = 0; i < got; ++i) out.push_back({sel[i].kernel_id, sel[i].canonical, sel[i].knobs, static_cast<int>(i + 1), false});
   note = "the model's ranking";
   return out;
-}
-
-std::unique_ptr<LtPlan> Engine::cublas_plan(int device, Layout layout, int64_t m, int64_t n, int64_t k, uint32_t align,
-                                            int algo) const {
-  if (algo == kGemmExAlgo) {
-    const auto [h, mu] = cublas_->gemm_handle(device);
-    return LtPlan::gemm_ex(h, *mu, layout, m, n, k);
-  }
-  return std::make_unique<LtPlan>(cublas_->handle(device), layout, m, n, k, align, algo);
 }
 
 std::unique_ptr<Engine::Choice> Engine::cublas_choice(std::string reason) const {
@@ -724,15 +709,15 @@ void Engine::run_cublas(Entry& e, const Call& c, int algo) {
   const uint32_t align = alignment_of(c.a, c.b, c.d);
   const int slot = align >= 256 ? 0 : align >= 16 ? 1 : 2;
   // Autotune's other heuristic algorithms were timed on 256-byte-aligned operands: other
-  // alignments get other heuristic lists, so they run the top-1. cublasGemmEx takes any alignment.
+  // alignments get other heuristic lists, so they run the top-1.
   LtPlan* plan = nullptr;
-  if ((algo > 0 && slot == 0) || algo == kGemmExAlgo) {
+  if (algo > 0 && slot == 0) {
     plan = e.algo_plan.load(std::memory_order_acquire);
     if (!plan || plan->algo() != algo) {
       std::lock_guard lk(e.mu);
       plan = e.algo_plan.load(std::memory_order_acquire);
       if (!plan || plan->algo() != algo) {
-        e.plan_store.push_back(cublas_plan(c.device, c.layout, c.m, c.n, c.k, align, algo));
+        e.plan_store.push_back(std::make_unique<LtPlan>(cublas_->handle(c.device), c.layout, c.m, c.n, c.k, align, algo));
         plan = e.plan_store.back().get();
         e.algo_plan.store(plan, std::memory_order_release);
       }
@@ -780,20 +765,19 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
     if (const TuningRecord* r = table.find(c.layout, c.m, c.n, c.k)) {
       const TuningRecord rec = *r;
       const std::string origin = "tuning file " + table.path() + ": ";
-      if (rec.winner == kCublasWinner && rec.lt_algo != 0) {
+      if (rec.winner == kCublasWinner && rec.lt_algo > 0) {
         // Another of the heuristic's algorithms won: built now for 256-byte-aligned operands, as it
-        // was timed (a heuristic that no longer finds it, another cuBLAS, is tuned again); or
-        // cublasGemmEx won.
+        // was timed (a heuristic that no longer finds it, another cuBLAS, is tuned again).
         std::unique_ptr<LtPlan> plan;
         std::string why;
         try {
-          plan = cublas_plan(c.device, c.layout, c.m, c.n, c.k, 256, rec.lt_algo);
+          plan = std::make_unique<LtPlan>(cublas_->handle(c.device), c.layout, c.m, c.n, c.k, 256, rec.lt_algo);
         } catch (const LtAlgoNotFound& err) {
           why = err.what();
         }
         if (plan) {
-          auto ch = cublas_choice(origin + lt_algo_name(rec.lt_algo) + " won (" + format_double(rec.us) +
-                                  " us against the top-1's " + format_double(rec.cublas_us) + " us)");
+          auto ch = cublas_choice(origin + "cuBLASLt algorithm " + std::to_string(rec.lt_algo) + " won (" +
+                                  format_double(rec.us) + " us against the top-1's " + format_double(rec.cublas_us) + " us)");
           ch->source = Source::tuned;
           ch->tuned_us = rec.us;
           ch->cublas_us = rec.cublas_us;
@@ -945,12 +929,8 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
       }
     }
   }
-  // cublasGemmEx, last: the call torch.matmul makes, whose own heuristic may choose otherwise.
-  const size_t lt_algos = lt.size();
-  lt.push_back(cublas_plan(c.device, c.layout, c.m, c.n, c.k, align, kGemmExAlgo));
 
-  // One op per kernel and replica. Candidates: the kernels [0, n), cuBLASLt's algorithms [n, n + lt_algos),
-  // cublasGemmEx (total - 1).
+  // One op per kernel and replica. Candidates: the kernels [0, n), cuBLASLt's algorithms [n, total).
   const size_t n = kernels.size(), total = n + lt.size();
   std::vector<std::vector<std::shared_ptr<Op>>> ops(n);
   std::vector<bool> alive(total, true);
@@ -1074,22 +1054,20 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
   for (size_t i = 0; i < n; ++i)
     timed += (timed.empty() ? "" : ", ") + kernels[i]->kernel_id + " " + kernels[i]->knobs_text + " " +
              (std::isfinite(us[i]) ? format_double(std::round(us[i] * 100) / 100) + " us" : "failed");
-  const auto us_text = [&](size_t i) {
-    return std::isfinite(us[i]) ? format_double(std::round(us[i] * 100) / 100) + " us" : std::string("failed");
-  };
   std::string lt_timed;
-  for (size_t i = n + 1; i < n + lt_algos; ++i) lt_timed += (lt_timed.empty() ? "" : ", ") + us_text(i);
+  for (size_t i = n + 1; i < total; ++i)
+    lt_timed += (lt_timed.empty() ? "" : ", ") +
+                (std::isfinite(us[i]) ? format_double(std::round(us[i] * 100) / 100) + " us" : std::string("failed"));
   if (!lt_timed.empty())
-    lt_timed = "; algorithm" + std::string(lt_algos > 2 ? "s 1-" + std::to_string(lt_algos - 1) : " 1") + ": " + lt_timed;
-  lt_timed += "; cublasGemmEx: " + us_text(total - 1);
-  const int lt_win = best < n ? 0 : best == total - 1 ? kGemmExAlgo : static_cast<int>(best - n);
+    lt_timed = "; algorithm" + std::string(total - n > 2 ? "s 1-" + std::to_string(total - n - 1) : " 1") + ": " + lt_timed;
+  const int lt_win = best >= n ? static_cast<int>(best - n) : 0;
   std::unique_ptr<Choice> win;
   if (best >= n) {
     win = cublas_choice("");
     win->lt_algo = lt_win;
-    if (lt_win != 0) {  // the winning plan (256-byte-aligned operands, or cublasGemmEx) is the one calls run
+    if (lt_win > 0) {  // the winning plan (256-byte-aligned operands) is the one calls run
       std::lock_guard elk(e.mu);
-      e.plan_store.push_back(std::move(lt[lt_win == kGemmExAlgo ? lt_algos : static_cast<size_t>(lt_win)]));
+      e.plan_store.push_back(std::move(lt[static_cast<size_t>(lt_win)]));
       e.algo_plan.store(e.plan_store.back().get(), std::memory_order_release);
     }
   } else {
@@ -1110,7 +1088,7 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
       gpu_best != plain ? "host-bound (per call, launch cost + " + std::to_string(config_.autotune_host_us) + " us: " +
                              us2(call_us[plain]) + " us against " + us2(call_us[gpu_best]) + " us for the GPU's fastest): "
                         : "";
-  win->reason = margin_note + host_note + std::string(lt_win != 0 ? lt_algo_name(lt_win) + " won: " : "") + "autotuned " +
+  win->reason = margin_note + host_note + std::string(lt_win > 0 ? "cuBLASLt algorithm " + std::to_string(lt_win) + " won: " : "") + "autotuned " +
                 std::to_string(n) + " candidate(s) and cuBLASLt (" + format_double(std::round(us[n] * 100) / 100) + " us" +
                 lt_timed + ") over " + std::to_string(rounds) + " rounds, " + std::to_string(reps.size()) +
                 " operand cop" + (reps.size() == 1 ? "y" : "ies") + ": " + timed + (whys.empty() ? "" : "; " + whys) +

@@ -107,9 +107,6 @@ class Engine {
   std::unique_ptr<Choice> kernel_choice(const Candidate& cand, const Call& c, Source source, std::string& why,
                                         bool compile, bool* compiling = nullptr);
   std::unique_ptr<Choice> cublas_choice(std::string reason) const;
-  // The cuBLAS plan of lt_algo `algo`: cuBLASLt's heuristic algorithm for `align`, or cublasGemmEx.
-  std::unique_ptr<LtPlan> cublas_plan(int device, Layout layout, int64_t m, int64_t n, int64_t k, uint32_t align,
-                                      int algo) const;
   std::unique_ptr<Choice> autotune(Entry& e, const Call& c, const std::vector<Candidate>& ranked, std::string& note);
   void maybe_upgrade(Entry& e, const Call& c);
   // Autotune's deferred tuning (Entry::retune): true when the entry waits for or ran it.
