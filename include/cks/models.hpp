@@ -81,6 +81,9 @@ struct Dataset {
   std::vector<double> tflops, sigma;  // per row
   std::vector<float> y, relevance;    // per row
   std::vector<int> grade;             // per row
+  // Per row: the fewest candidates of this group that one run measuring the row measured (a pool
+  // sweep measures hundreds a group; a targeted run, the picks of models or an exploration, a few).
+  std::vector<uint32_t> run_rows;
   size_t skipped_unknown = 0;         // measured rows whose kernel/knobs are not in the catalogue
   size_t skipped_groups = 0;          // groups without a positive throughput
   size_t run_normalized_groups = 0;   // groups with a run scaled by DatasetOptions::run_normalize
@@ -101,7 +104,13 @@ struct Dataset {
 // a uniformly random rest (seeded by fnv1a64("<seed>:<group key>")), in their original row
 // order; labels are kept as computed on the whole group (y, bands, relevance against the
 // group's T*). Groups with at most `max_candidates` rows are copied whole. For fast tuning.
-Dataset subsample_candidates(const Dataset& d, size_t max_candidates, size_t keep_top, uint64_t seed);
+// With keep_targeted T > 0 the rows of runs that measured at most T candidates of the group
+// (Dataset::run_rows: the picks of models in active-learning rounds, explorations) are kept too, then
+// the random rest fills the cap (a group keeps all of its targeted rows even beyond it). Without it,
+// a slow pick that a model put first is one of the random rest's draws (lease 35: ~15 % of groups'
+// rows are kept), so the confident mistakes active learning measures mostly never reach training.
+Dataset subsample_candidates(const Dataset& d, size_t max_candidates, size_t keep_top, uint64_t seed,
+                             size_t keep_targeted = 0);
 // Whole shapes (every layout of one (m, n, k)), taken in the order of fnv1a64("<seed>:sub:MxNxK")
 // while they fit in `max_groups` groups (a shape whose layouts would overshoot is skipped):
 // indices into `groups`, ascending.

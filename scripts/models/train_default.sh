@@ -10,6 +10,9 @@
 # Each training row weighs y^4 (y = its throughput over its group's best; cks train --top-weight 4):
 # the shipped r10w4 (NOTES.md, sessions 19-20). TOP_WEIGHT=P sets another power (0: unweighted, the
 # recipe of every model shipped before r10w4).
+# KEEP_TARGETED=T (default 0: off) also keeps every row of a run that measured at most T candidates of
+# its group (the models' picks of the active-learning rounds, explorations), which the cap otherwise
+# drops with the random rest's odds (cks train --keep-targeted; NOTES.md, session 28).
 # SEED=S (default 0) is the training seed (row and column subsampling): models of one recipe and two
 # seeds differ by as much as ~0.4 points of measured regret (leases 20 and 23, NOTES.md); the shipped
 # model is seed 0, measured as itself, not as its recipe.
@@ -42,5 +45,5 @@ fi
   --eta 0.08584837890435894 --max-depth 9 --rounds 587 --early-stopping 0 \
   --min-child-weight 0.719430966016115 --subsample 0.798399128036934 --colsample-bytree 0.5011748877454569 \
   --reg-lambda 27.724468014215443 --max-bin 128 --max-cat-to-onehot 8 \
-  --max-candidates 600 --keep-top 300 --top-weight "${TOP_WEIGHT:-4}" \
+  --max-candidates 600 --keep-top 300 --keep-targeted "${KEEP_TARGETED:-0}" --top-weight "${TOP_WEIGHT:-4}" \
   --seed "${SEED:-0}" --threads 2 --run-normalize "${RUN_NORMALIZE:-on}" --out "${1:-models/default.json}"

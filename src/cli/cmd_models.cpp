@@ -253,6 +253,12 @@ void register_train(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--keep-top", *keep_top, "candidates of highest throughput always kept by --max-candidates")->transform(count())
       ->capture_default_str();
+  auto keep_targeted = std::make_shared<size_t>(0);
+  cmd->add_option("--keep-targeted", *keep_targeted,
+                  "with --max-candidates: also keep every row of a run that measured at most T candidates of the "
+                  "group (models' picks in active-learning rounds, explorations; 0 = off)")
+      ->transform(count())
+      ->capture_default_str();
   auto evidence_only = std::make_shared<std::string>();
   cmd->add_option("--evidence-only", *evidence_only,
                   "train nothing: write this model file to --out with the evidence (the fastest candidates of "
@@ -312,10 +318,14 @@ void register_train(CLI::App& app) {
                   (layouts.empty() ? " (every group is in the 'eval' set)" : " of --train-layouts"));
     Dataset train = all.subset(train_idx);
     const size_t measured = train.rows();
-    if (*max_candidates) train = subsample_candidates(train, *max_candidates, *keep_top, opts->seed);
+    if (*keep_targeted && !*max_candidates) throw Error("--keep-targeted needs --max-candidates (without a cap every row is kept)");
+    if (*max_candidates) train = subsample_candidates(train, *max_candidates, *keep_top, opts->seed, *keep_targeted);
     std::cerr << "cks: training " << to_string(opts->kind) << " " << opts->objective << " on " << train.groups.size()
               << " groups, " << train.rows() << " candidates";
-    if (*max_candidates) std::cerr << " (of " << measured << ": at most " << *max_candidates << " per group)";
+    if (*max_candidates)
+      std::cerr << " (of " << measured << ": at most " << *max_candidates << " per group"
+                << (*keep_targeted ? " besides the rows of runs of at most " + std::to_string(*keep_targeted) + " candidates" : "")
+                << ")";
     std::cerr << "\n";
     auto model = train_model(train, *opts, stderr_progress());
     model->info().provenance["source"] = origin;
@@ -326,6 +336,7 @@ void register_train(CLI::App& app) {
     if (*max_candidates)
       model->info().provenance["candidate_cap"] = {{"max_candidates", *max_candidates}, {"keep_top", *keep_top},
                                                    {"seed", opts->seed}, {"rows_measured", measured}};
+    if (*keep_targeted) model->info().provenance["candidate_cap"]["keep_targeted"] = *keep_targeted;
     if (const auto& p = model->info().provenance; p.contains("early_stopping"))
       std::cerr << "cks: early stopping: best round " << p["early_stopping"]["rounds"] << " of "
                 << p["early_stopping"]["rounds_run"] << " (mean regret " << p["early_stopping"]["validation_regret"]

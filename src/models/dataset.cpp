@@ -118,11 +118,16 @@ class DatasetBuilder {
     const size_t n = g.rows.size();
     if (options_.run_normalize && options_.run_offset) apply_offsets(g);
     const auto [factor, cublas_tflops] = run_factors(g);
+    std::vector<uint32_t> per_run(g.runs.size(), 0);  // candidates each run measured in this group
+    for (const MergedRow& r : g.rows)
+      for (size_t run : distinct_runs(r)) ++per_run[run];
     if (std::any_of(factor.begin(), factor.end(), [](double f) { return f != 1.0; })) ++out_.run_normalized_groups;
     std::vector<double> tflops(n), sigma(n);
     std::vector<Candidate> candidates(n);
+    std::vector<uint32_t> run_rows(n, 0);
     for (size_t i = 0; i < n; ++i) {
       double sum = 0, var = 0;
+      for (size_t run : distinct_runs(g.rows[i])) run_rows[i] = run_rows[i] ? std::min(run_rows[i], per_run[run]) : per_run[run];
       for (const auto& [run, t, v] : g.rows[i].rows) {
         sum += t * factor[run];
         var += v * factor[run] * factor[run];
@@ -154,6 +159,7 @@ class DatasetBuilder {
     out_.y.insert(out_.y.end(), labels.y.begin(), labels.y.end());
     out_.relevance.insert(out_.relevance.end(), labels.relevance.begin(), labels.relevance.end());
     out_.grade.insert(out_.grade.end(), labels.grade.begin(), labels.grade.end());
+    out_.run_rows.insert(out_.run_rows.end(), run_rows.begin(), run_rows.end());
   }
 
  private:
@@ -190,6 +196,14 @@ class DatasetBuilder {
         g.cublas_sum[i] = mean * scale(mean, i) * g.cublas_count[i];
       }
     if (scaled) ++out_.run_normalized_groups;
+  }
+
+  // The run indices of a merged row's measurements, each once.
+  static std::vector<size_t> distinct_runs(const MergedRow& r) {
+    std::vector<size_t> runs;
+    for (const auto& [run, t, v] : r.rows)
+      if (std::find(runs.begin(), runs.end(), run) == runs.end()) runs.push_back(run);
+    return runs;
   }
 
   // One feature computer per layout (its per-kernel terms are costly to build).
@@ -323,6 +337,7 @@ Dataset Dataset::subset(std::span<const size_t> group_indices) const {
     copy(d.y, y);
     copy(d.relevance, relevance);
     copy(d.grade, grade);
+    if (run_rows.size() == rows()) copy(d.run_rows, run_rows);  // data sets built by hand may have none
   }
   return d;
 }
@@ -360,7 +375,8 @@ std::vector<size_t> Dataset::train_groups(std::span<const Layout> layouts) const
 }
 
 
-Dataset subsample_candidates(const Dataset& d, size_t max_candidates, size_t keep_top, uint64_t seed) {
+Dataset subsample_candidates(const Dataset& d, size_t max_candidates, size_t keep_top, uint64_t seed,
+                             size_t keep_targeted) {
   if (max_candidates == 0) throw Error("the candidate cap must be >= 1");
   keep_top = std::min(keep_top, max_candidates);
   Dataset out;
@@ -378,6 +394,13 @@ Dataset subsample_candidates(const Dataset& d, size_t max_candidates, size_t kee
     if (n > max_candidates) {
       // Top by throughput (ties: lower row), then a seeded partial Fisher-Yates over the rest.
       std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return d.tflops[a] > d.tflops[b]; });
+      // --keep-targeted: after the top, the targeted rows (in throughput order), then the draws.
+      size_t fixed = keep_top;
+      if (keep_targeted > 0) {
+        if (d.run_rows.size() != d.rows()) throw Error("--keep-targeted needs the rows' run sizes (a data set from load_dataset)");
+        const auto targeted = [&](size_t r) { return d.run_rows[r] > 0 && d.run_rows[r] <= keep_targeted; };
+        fixed = static_cast<size_t>(std::stable_partition(idx.begin() + static_cast<std::ptrdiff_t>(keep_top), idx.end(), targeted) - idx.begin());
+      }
       uint64_t state = fnv1a64(std::to_string(seed) + ":" + g.key);
       auto next = [&state] {  // splitmix64: the same draws on every platform
         uint64_t z = (state += 0x9e3779b97f4a7c15ull);
@@ -385,8 +408,8 @@ Dataset subsample_candidates(const Dataset& d, size_t max_candidates, size_t kee
         z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
         return z ^ (z >> 31);
       };
-      for (size_t i = keep_top; i < max_candidates; ++i) std::swap(idx[i], idx[i + next() % (n - i)]);
-      idx.resize(max_candidates);
+      for (size_t i = fixed; i < max_candidates; ++i) std::swap(idx[i], idx[i + next() % (n - i)]);
+      idx.resize(std::max(fixed, max_candidates));
       std::sort(idx.begin(), idx.end());
     }
     DataGroup ng = g;
@@ -401,6 +424,7 @@ Dataset subsample_candidates(const Dataset& d, size_t max_candidates, size_t kee
       out.y.push_back(d.y[r]);
       out.relevance.push_back(d.relevance[r]);
       out.grade.push_back(d.grade[r]);
+      if (d.run_rows.size() == d.rows()) out.run_rows.push_back(d.run_rows[r]);
     }
     out.x.rows += idx.size();
   }

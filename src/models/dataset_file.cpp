@@ -3,12 +3,12 @@
 // computing phi again (docs/registry.md, "Corpus cache").
 //
 // Layout (native byte order, no padding between fields):
-//   "CKSDATA1"  u64 feature-schema hash  u64 feature count
+//   "CKSDATA2"  u64 feature-schema hash  u64 feature count   ("CKSDATA1" files, without run_rows, are recomputed)
 //   string hw_preset
 //   u64 skipped_unknown, skipped_groups, run_normalized_groups, run_normalized_rows
 //   u64 groups; per group: string key, string set, i64 m, n, k, u8 layout, u64 begin, end, f64 cublas
 //   u64 rows, u64 cols; f32 x[rows * cols]; Candidate candidates[rows]; f64 tflops[rows], sigma[rows];
-//   f32 y[rows], relevance[rows]; i32 grade[rows]
+//   f32 y[rows], relevance[rows]; i32 grade[rows]; u32 run_rows[rows]
 //   "CKSEND01"
 // Strings are u64 length + bytes. A file that does not read back whole is ignored (recomputed).
 #include <cstring>
@@ -22,7 +22,7 @@ namespace cks {
 
 namespace {
 
-constexpr char kMagic[8] = {'C', 'K', 'S', 'D', 'A', 'T', 'A', '1'};
+constexpr char kMagic[8] = {'C', 'K', 'S', 'D', 'A', 'T', 'A', '2'};  // 2: run_rows (session 28)
 constexpr char kEnd[8] = {'C', 'K', 'S', 'E', 'N', 'D', '0', '1'};
 
 static_assert(std::is_trivially_copyable_v<Candidate>);
@@ -119,7 +119,8 @@ void write_dataset_file(const Dataset& d, const std::string& path) {
   }
   const size_t rows = d.rows();
   if (d.x.rows != rows || d.x.data.size() != rows * d.x.cols || d.candidates.size() != rows ||
-      d.sigma.size() != rows || d.y.size() != rows || d.relevance.size() != rows || d.grade.size() != rows)
+      d.sigma.size() != rows || d.y.size() != rows || d.relevance.size() != rows || d.grade.size() != rows ||
+      d.run_rows.size() != rows)
     throw std::logic_error("write_dataset_file: inconsistent data set");
   w.u64(rows);
   w.u64(d.x.cols);
@@ -130,6 +131,7 @@ void write_dataset_file(const Dataset& d, const std::string& path) {
   w.vec(d.y);
   w.vec(d.relevance);
   w.vec(d.grade);
+  w.vec(d.run_rows);
   w.bytes(kEnd, sizeof kEnd);
   w.flush();
   out.commit();
@@ -170,7 +172,7 @@ std::optional<Dataset> read_dataset_file(const std::string& path) {
   d.x.rows = rows;
   d.x.cols = cols;
   if (!r.vec(d.x.data, rows * cols) || !r.vec(d.candidates, rows) || !r.vec(d.tflops, rows) || !r.vec(d.sigma, rows) ||
-      !r.vec(d.y, rows) || !r.vec(d.relevance, rows) || !r.vec(d.grade, rows))
+      !r.vec(d.y, rows) || !r.vec(d.relevance, rows) || !r.vec(d.grade, rows) || !r.vec(d.run_rows, rows))
     return std::nullopt;
   char end[8];
   if (!r.bytes(end, 8) || std::memcmp(end, kEnd, 8) != 0 || in.peek() != std::char_traits<char>::eof())

@@ -46,6 +46,7 @@ void expect_equal(const Dataset& a, const Dataset& b) {
   EXPECT_EQ(a.y, b.y);
   EXPECT_EQ(a.relevance, b.relevance);
   EXPECT_EQ(a.grade, b.grade);
+  EXPECT_EQ(a.run_rows, b.run_rows);
   EXPECT_EQ(a.skipped_unknown, b.skipped_unknown);
   EXPECT_EQ(a.skipped_groups, b.skipped_groups);
   EXPECT_EQ(a.run_normalized_groups, b.run_normalized_groups);

@@ -265,6 +265,39 @@ TEST(HpoSubsample, CandidatesKeepTheTopAndTheLabels) {
   EXPECT_EQ(subsample_groups(d.groups, 5, 1), picked);
 }
 
+// A pool run of 60 candidates a group, then a targeted run of 2 (an active-learning round's picks):
+// the targeted rows know their run measured 2, and --keep-targeted keeps them under the cap.
+TEST(HpoSubsample, TargetedRowsAreKeptUnderTheCap) {
+  test::ScratchDir dir;
+  const std::string reg = dir.file("two_runs.db");
+  const auto groups = test::synthetic_shapes(6, 11, "train");
+  test::write_synthetic_registry(reg, groups, 60, 11);
+  test::write_synthetic_registry(reg, groups, 2, 12);
+  Registry r(reg);
+  const Dataset d = load_dataset(r, default_hw());
+  ASSERT_EQ(d.run_rows.size(), d.rows());
+  size_t targeted = 0;
+  for (uint32_t v : d.run_rows) {
+    EXPECT_TRUE(v <= 2 || (v >= 50 && v <= 60)) << v;  // repeats within a run merge into one row
+    targeted += v <= 2;
+  }
+  EXPECT_GE(targeted, 2 * groups.size() - 2);  // a draw of the second run may repeat one of the first
+
+  const Dataset plain = subsample_candidates(d, 20, 4, 5);
+  EXPECT_EQ(subsample_candidates(d, 20, 4, 5, 0).tflops, plain.tflops) << "keep_targeted 0 is the old draw";
+  const Dataset kept = subsample_candidates(d, 20, 4, 5, 8);
+  ASSERT_EQ(kept.run_rows.size(), kept.rows());
+  size_t kept_targeted = 0, plain_targeted = 0;
+  for (size_t g = 0; g < d.groups.size(); ++g) {
+    EXPECT_EQ(kept.groups[g].size(), 20u);
+    for (size_t i = kept.groups[g].begin; i < kept.groups[g].end; ++i) kept_targeted += kept.run_rows[i] <= 2;
+    for (size_t i = plain.groups[g].begin; i < plain.groups[g].end; ++i) plain_targeted += plain.run_rows[i] <= 2;
+  }
+  EXPECT_EQ(kept_targeted, targeted);
+  EXPECT_LT(plain_targeted, targeted) << "without it the targeted rows are the random rest's draws";
+  EXPECT_EQ(subsample_candidates(d, 20, 4, 5, 8).tflops, kept.tflops) << "seeded";
+}
+
 TEST(HpoCli, CrossValidationSubsampleAndEarlyStopping) {
   test::ScratchDir dir;
   const std::string reg = dir.file("syn.db");
