@@ -4,7 +4,8 @@ candidates of the group's latest measured side-by-side round (plan31.sh).
 
     changed_groups.py REGISTRY PICKS.jsonl PLAN.jsonl > KEPT.jsonl
 PICKS: the model's top 4 per group as a side-by-side plan (`cks plan sidebyside --methods deployed
---pick-top 4 --measured-top 0 --other-top 0`: its candidates are exactly the deployed top 4).
+--pick-top 4 --measured-top 0 --other-top 0`: its candidates are exactly the deployed top 4), or
+several such plans concatenated without their headers (lease 36: every picks row of a base joins).
 """
 import json
 import re
@@ -25,10 +26,10 @@ for key, kid, knobs in sqlite3.connect(reg).execute(
     mt = pat.match(key)
     if mt and mt.group(1) in bases:
         latest[mt.group(1)].setdefault(int(mt.group(2) or 1), set()).add((kid, knobs))
-model_picks = {}
+model_picks = {}  # several picks plans may be concatenated (their header lines dropped): their picks are joined
 for line in open(picks_plan).read().splitlines()[1:]:
     row = json.loads(line)
-    model_picks[row["group"]["tags"]["base_key"]] = {tuple(c) for c in row["candidates"]}
+    model_picks.setdefault(row["group"]["tags"]["base_key"], set()).update(tuple(c) for c in row["candidates"])
 keep = set()
 for base in sorted(bases):
     picks = model_picks[base]
