@@ -119,15 +119,14 @@ class DatasetBuilder {
     if (options_.run_normalize && options_.run_offset) apply_offsets(g);
     const auto [factor, cublas_tflops] = run_factors(g);
     std::vector<uint32_t> per_run(g.runs.size(), 0);  // candidates each run measured in this group
-    for (const MergedRow& r : g.rows)
-      for (size_t run : distinct_runs(r)) ++per_run[run];
+    for (const MergedRow& r : g.rows) for_each_run(r, [&](size_t run) { ++per_run[run]; });
     if (std::any_of(factor.begin(), factor.end(), [](double f) { return f != 1.0; })) ++out_.run_normalized_groups;
     std::vector<double> tflops(n), sigma(n);
     std::vector<Candidate> candidates(n);
     std::vector<uint32_t> run_rows(n, 0);
     for (size_t i = 0; i < n; ++i) {
       double sum = 0, var = 0;
-      for (size_t run : distinct_runs(g.rows[i])) run_rows[i] = run_rows[i] ? std::min(run_rows[i], per_run[run]) : per_run[run];
+      for_each_run(g.rows[i], [&](size_t run) { run_rows[i] = run_rows[i] ? std::min(run_rows[i], per_run[run]) : per_run[run]; });
       for (const auto& [run, t, v] : g.rows[i].rows) {
         sum += t * factor[run];
         var += v * factor[run] * factor[run];
@@ -198,12 +197,15 @@ class DatasetBuilder {
     if (scaled) ++out_.run_normalized_groups;
   }
 
-  // The run indices of a merged row's measurements, each once.
-  static std::vector<size_t> distinct_runs(const MergedRow& r) {
-    std::vector<size_t> runs;
-    for (const auto& [run, t, v] : r.rows)
-      if (std::find(runs.begin(), runs.end(), run) == runs.end()) runs.push_back(run);
-    return runs;
+  // f(run) for each run index among a merged row's measurements, once each (a row has a few: no allocation).
+  template <class F>
+  static void for_each_run(const MergedRow& r, F&& f) {
+    for (size_t i = 0; i < r.rows.size(); ++i) {
+      const size_t run = std::get<0>(r.rows[i]);
+      bool seen = false;
+      for (size_t j = 0; j < i && !seen; ++j) seen = std::get<0>(r.rows[j]) == run;
+      if (!seen) f(run);
+    }
   }
 
   // One feature computer per layout (its per-kernel terms are costly to build).
