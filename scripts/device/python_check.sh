@@ -19,6 +19,7 @@
 # MODE=autotune runs cks.torch in autotune mode (its first call of a problem times the bundle's top
 # picks and cuBLASLt's algorithms); .carry/py/shapes.csv (pack_python.sh SHAPES=) adds those runtime
 # problems as cases (python_check.py --shapes): torch.matmul against cks.torch.mm on the runtime check's set.
+# PROBE=scripts/device/gap_probe.py [PROBE_ARGS=...] runs that probe after the set-up instead (issue 17).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -72,6 +73,14 @@ unset CKS_MODEL CKS_DATA_DIR  # the wheel's own model and data
   ldd "$SITE"/cks/_runtime.*.so | grep -E "cks|cublas|cudart|not found"
 } > "$OUTDIR/machine.txt" 2>&1
 cat "$OUTDIR/machine.txt" >&2
+
+# PROBE=scripts/device/gap_probe.py: run that probe (--out $OUTDIR $PROBE_ARGS) instead of steps 3-4.
+if [ -n "${PROBE:-}" ]; then
+  say "probe $PROBE"
+  (cd /tmp && PYTHONUNBUFFERED=1 python3 "$ROOT/$PROBE" --out "$OUTDIR" ${PROBE_ARGS:-}) 2>&1 | tee "$OUTDIR/check.log" >&2
+  say "done; results in $OUTDIR"
+  exit 0
+fi
 
 # 3. The selector from Python, fresh processes (outside the repository: the installed package).
 say "python_select.py"

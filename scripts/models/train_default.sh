@@ -28,16 +28,19 @@
 #     20261202_5127b76f.db.xz 20261203_7106b8e9.db.xz 20261203_68d43418.db.xz" scripts/models/train_default.sh
 # (with EXCLUDE_SHARDS the model's provenance "source" names the temporary directory; without it every
 # committed shard is read: after a lease with training groups, the next model).
+# SHARDS=DIR reads the shards from DIR instead of data/shards (e.g. while they are moved aside for a
+# device call, which carries at most 64 MiB of working tree).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 CKS=${CKS:-build/bin/cks}
-SRC=(--data data/shards)
+SHARDS=${SHARDS:-data/shards}
+SRC=(--data "$SHARDS")
 if [ -n "${EXCLUDE_SHARDS:-}" ]; then
   DIR=$(mktemp -d)
   trap 'rm -rf "$DIR"' EXIT
-  for f in data/shards/*.db.?z; do
+  for f in "$SHARDS"/*.db.?z; do
     case " $EXCLUDE_SHARDS " in *" $(basename "$f") "*) continue ;; esac
-    ln -s "$PWD/$f" "$DIR/"
+    ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$DIR/"
   done
   SRC=(--data "$DIR")
 fi
