@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Lease 38 plan (session 29, issue 16; not run): a side-by-side round of 196 groups of the llm set,
-# a third held-out evaluation set of real-model GEMMs (822 groups, never trained on: `cks train`
-# reads the train set only). Its single-pass regret is polluted by clock states and runs: on the
+# a third held-out evaluation set of real-model GEMMs (822 groups, never trained on: `cks train` leaves
+# the eval, family, llm, proof and sbs sets out). Its single-pass regret is polluted by clock states and runs: on the
 # corpus through lease 35 the shipped selector's real pick loses 3.89 % on average over 809 measured
 # groups, but 1.70 % (median 0.27 %, p95 8.3 %) in the 410 where the pick and the group's best were
 # measured in one run within 30 MHz, and 7.42 % where they were not (NOTES.md, "Session 29 at home").
