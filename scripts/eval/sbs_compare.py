@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Side-by-side comparison tables of two `cks analyze sidebyside --per-group` CSVs, by base set.
 
-    python3 scripts/eval/sbs_compare.py NEW.csv BASE.csv [eval|family|both] [NEW_NAME BASE_NAME]
+    python3 scripts/eval/sbs_compare.py NEW.csv BASE.csv [SET|both|all] [NEW_NAME BASE_NAME]
 
 NEW.csv: `cks analyze sidebyside --model NEW --methods deployed,... --per-group NEW.csv`; BASE.csv:
 the same with `--model BASE --methods deployed` (the shipped model's first pick, measured in the same
 repetitions). Every method of NEW.csv gets a row (its `<method>_regret` column), then BASE's
 deployed one. Prints per set: covered groups, mean / median / p95 / max regret, groups over 5 % and
 within 1 %, the top-4 mean, the geomean of pick / cuBLAS (all, and M >= 2048), the noise floor, and the
-paired difference of the two deployed picks with a bootstrap interval.
+paired difference of the two deployed picks with a bootstrap interval. SET: one base set (eval,
+family, llm: lease 38's round); both: every set together; all (default): each set, then together.
 Lease 15 (NOTES.md): NEW = r5 with evidence, BASE = r3; lease 16: NEW = r6, BASE = r5.
 """
 import csv, math, statistics as st, sys
@@ -59,9 +60,9 @@ def row(name, keys, method, src):
           f"{geomean(cub):.3f} | {geomean(cub2k):.3f} ({len(cub2k)}) |")
 
 
-sets = {'eval': [k for k, r in new.items() if r['base_set'] == 'eval'],
-        'family': [k for k, r in new.items() if r['base_set'] == 'family'],
-        'both': list(new)}
+# One table per base set found (eval, family, llm, ...), then all of them together ('both').
+sets = {s: [k for k, r in new.items() if r['base_set'] == s] for s in sorted({r['base_set'] for r in new.values()})}
+sets['both'] = list(new)
 for sname, keys in sets.items():
     if only and sname != only:
         continue
