@@ -9,7 +9,11 @@
 # repetitions (round 101: keys <shape>~s101r<i>, apart from the evaluation rounds of the same shapes);
 # a seeded random 200 of the llm groups, less the shapes of the eval and family sets (measured in
 # their own rounds).
-#   REG=<corpus merged through lease 35> bash data/plans/lease38/plan38.sh
+# With R17=<model>, also that model's first pick in each group (r17 = `KEEP_TARGETED=8 SEED=0
+# scripts/models/train_default.sh` on the shards through lease 35: on the llm set's single pass it
+# lost 0.46 points less than r10w4 over 637 groups, -0.17 (n.s.) over the 286 clean ones, while it
+# lost 0.89 more on the families' side-by-side rounds; NOTES.md, session 29).
+#   REG=<corpus merged through lease 35> [R17=r17.json] bash data/plans/lease38/plan38.sh
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 CKS=${CKS:-build/bin/cks} OUT=${OUT:-/tmp/p38} NAME=${NAME:-lease38}
@@ -19,6 +23,12 @@ mkdir -p "$OUT"
 $CKS plan sidebyside --registry "$REG" --set llm --model models/default.json --methods deployed,static \
   --pick-top 4 --other-top 1 --static-top 1 --measured-top 3 --reps 4 --round 101 --pick 200 --seed 38 \
   --name "$NAME" --out "$OUT/raw.jsonl"
+if [ -n "${R17:-}" ]; then
+  $CKS plan sidebyside --registry "$REG" --set llm --model "$R17" --methods deployed --pick-top 1 --other-top 0 \
+    --measured-top 0 --reps 4 --round 101 --pick 200 --seed 38 --out "$OUT/r17.jsonl"
+  mv "$OUT/raw.jsonl" "$OUT/r10w4.jsonl"
+  $CKS plan merge --union --name "$NAME" --out "$OUT/raw.jsonl" "$OUT/r10w4.jsonl" "$OUT/r17.jsonl"
+fi
 python3 - "$REG" "$OUT/raw.jsonl" "$OUT/$NAME.jsonl" <<'PY'
 import json, sqlite3, sys
 held = {r[0] for r in sqlite3.connect(sys.argv[1]).execute("select key from groups where set_name in ('eval', 'family')")}
