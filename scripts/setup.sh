@@ -3,6 +3,8 @@
 # CUTLASS 4.2.0 C++ headers from the nvidia-cutlass==4.2.0.0 wheel into third_party/ (ignored,
 # never committed), installs the Python tools, and builds into build/ (binaries in build/bin/) and
 # the sanitizer build into build-asan/ (docs/reliability.md; CKS_SANITIZE_BUILD=0 skips it).
+# CKS_BUILD_TARGETS="cks cks-worker" builds only those targets of build/ (a device lease needs no
+# more; the set-up run again without it builds the rest).
 #
 # The MLP training plugin (`cks train --model mlp`, libtorch) is opt-in: CKS_WITH_TORCH=1 installs
 # libtorch-dev (about 490 MB of packages) and builds it. Nothing else needs libtorch: the runtime,
@@ -75,7 +77,14 @@ log "configuring and building (jobs=$JOBS, MLP training plugin $TORCH)"
 # The Python package (python/CMakeLists.txt) is built for the python3 the tools were installed into.
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DCKS_WITH_TORCH=$TORCH -DPython_EXECUTABLE="$(command -v python3)" \
   "${LAUNCHER[@]}" >/dev/null
-cmake --build build -j "$JOBS"
+if [ -n "${CKS_BUILD_TARGETS:-}" ]; then
+  # Only these targets (e.g. "cks cks-worker": what a device lease carries), so a lease can start
+  # before the rest compiles; run the set-up again without it for the tests and the library.
+  # shellcheck disable=SC2086  # a space-separated list of targets
+  cmake --build build -j "$JOBS" --target $CKS_BUILD_TARGETS
+else
+  cmake --build build -j "$JOBS"
+fi
 log "done: build/bin/cks"
 
 # The sanitizer build (ASan + UBSan, docs/reliability.md), on by default (CKS_SANITIZE_BUILD=0 skips
