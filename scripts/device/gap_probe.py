@@ -14,7 +14,8 @@ on torch's own tensors, several ways, all interleaved in rounds:
   lt         Runtime(cublas).gemm(..., o)           (the runtime's cuBLASLt call)
 
 each with batches of 1, 3, 16 and 128 back-to-back calls between two CUDA events (batch 1 and 3 carry
-the host's launch latency, 128 does not), and replayed from a CUDA graph of 32 calls (no host at all).
+the host's launch latency, 128 does not), on two more copies of w (batch 16: does the placement of
+the 256 MB operand matter?), and replayed from a CUDA graph of 32 calls (no host at all).
 The GPU's SM and memory clocks, power and temperature are read (nvidia-smi) before each block.
 
     python3 gap_probe.py --out DIR [--problem 16,16384,8192] [--rounds 21]
@@ -147,6 +148,32 @@ def main() -> None:
                                  "median_us": med, "min_us": {n_: min(v) for n_, v in t.items()}, "us": t})
         print(f"batch {batch:4d}: " + "  ".join(f"{n_} {v:7.2f}" for n_, v in med.items()) + f"   {c0}", flush=True)
         save()
+    # Placement: the same product on two more copies of w (fresh allocations, other physical pages):
+    # lease 29's check ran this problem's kernel ~14 us a call above its tuned time (on the tuning
+    # pass's own operands), where the check's other problems ran ~6.5 us above theirs.
+    for copy in range(1, 3):
+        w2 = w.clone()
+        wt2 = w2.t()
+
+        def gemm2(rt: Any, wt2: Any = wt2) -> Callable[[], Any]:
+            def f() -> Any:
+                rt.gemm(pm, pn, pk, layout, wt2.data_ptr(), x.data_ptr(), o.data_ptr(), 1.0, 0.0,
+                        torch.cuda.current_stream().cuda_stream)
+                return o
+            return f
+
+        fns2 = {"torch": lambda wt2=wt2: torch.matmul(x, wt2), "sel": gemm2(rts["sel"]), "auto": gemm2(rts["auto"]),
+                "lt": gemm2(rts["lt"])}
+        for f in fns2.values():
+            f()
+        c0 = clocks()
+        t = time_batches(torch, fns2, 16, a.rounds)
+        med = {name: statistics.median(v) for name, v in t.items()}
+        result["blocks"].append({"method": f"batch16_copy{copy}", "clocks_before": c0, "clocks_after": clocks(),
+                                 "median_us": med, "min_us": {n_: min(v) for n_, v in t.items()}, "us": t})
+        print(f"copy {copy} b16: " + "  ".join(f"{n_} {v:7.2f}" for n_, v in med.items()) + f"   {c0}", flush=True)
+        save()
+        del w2, wt2
     # CUDA graphs of 32 calls each (captured after tuning: the runtime's first-call work is done).
     graphs: dict[str, Any] = {}
     for name, f in fns.items():
