@@ -12,6 +12,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -219,6 +220,19 @@ std::string pack_shard(const std::string& registry_path, const std::string& out_
 // keeps each committed file well under hosting limits. Merged when read like any shards.
 std::vector<std::string> pack_shards(const std::string& registry_path, const std::string& out_dir, int parts,
                                      const std::string& compression = "xz");
+
+// One shard per run with rows (measurements or profiles), "<YYYYMMDD>_<uuid8>.db.xz" after the run:
+// its run row, its rows, and the groups, plan items and kernels they reference. The last shard
+// written also keeps what no run's rows reference (groups listed but never measured, kernels compiled
+// but never measured, runs without rows), so the shards merged hold the whole registry. A run whose
+// shard exists already (either compression: a lease resumed from an earlier one's registry) is
+// skipped, not an error. For a collect that ran several plans (runs) into one registry.
+struct PackByRun {
+  std::vector<std::pair<std::string, std::string>> written;  // (run uuid, shard)
+  std::vector<std::pair<std::string, std::string>> skipped;  // (run uuid, the existing shard)
+};
+PackByRun pack_shards_by_run(const std::string& registry_path, const std::string& out_dir,
+                             const std::string& compression = "xz");
 
 // How a DataSource reads a shard directory.
 struct DataSourceOptions {

@@ -137,7 +137,20 @@ void register_pack(CLI::App* data) {
   cmd->add_option("--compression", *compression, "xz (about half the size of gzip on registries) or gz (shards before session 14)")
       ->check(CLI::IsMember({"xz", "gz"}))
       ->capture_default_str();
-  cmd->callback([registry, out_dir, parts, compression] {
+  auto by_run = std::make_shared<bool>(false);
+  cmd->add_flag("--by-run", *by_run,
+                "one shard per run with rows (a collect of several plans: a shard each); runs whose shard exists "
+                "already (a resumed lease's earlier run) are skipped; the last shard also keeps what no run's rows use");
+  cmd->callback([registry, out_dir, parts, compression, by_run] {
+    if (*by_run) {
+      if (*parts != 1) throw Error("--by-run and --parts cannot be combined (a run's shard is one file)");
+      const PackByRun r = pack_shards_by_run(*registry, *out_dir, *compression);
+      for (const auto& [run, shard] : r.skipped)
+        std::cerr << "cks data pack: run " << run << " is packed already (" << shard << "): skipped\n";
+      for (const auto& [run, shard] : r.written) std::cout << shard << '\n';
+      if (r.written.empty()) throw Error("every run of '" + *registry + "' is packed already: no shard written");
+      return;
+    }
     for (const auto& shard : pack_shards(*registry, *out_dir, *parts, *compression)) std::cout << shard << '\n';
   });
 }

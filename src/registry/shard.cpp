@@ -14,15 +14,40 @@ namespace cks {
 
 namespace {
 
-// "<YYYYMMDD>_<first 8 hex of the uuid>" of the registry's latest run.
-std::string shard_stem(sqlite3* db, const std::string& registry_path) {
-  reg::Stmt s(db, "SELECT uuid, started_at FROM runs ORDER BY started_at DESC, uuid DESC LIMIT 1");
-  if (!s.step()) throw Error("registry '" + registry_path + "' has no runs to pack");
-  const std::string uuid = s.col_text(0), started = s.col_text(1);
-  // started_at is ISO-8601 "YYYY-MM-DDT..."
+// "<YYYYMMDD>_<first 8 hex of the uuid>" of a run (started_at is ISO-8601 "YYYY-MM-DDT...").
+std::string run_stem(const std::string& uuid, const std::string& started) {
   if (started.size() < 10 || started[4] != '-' || started[7] != '-' || uuid.size() < 8)
     throw Error("run '" + uuid + "' has a malformed start time '" + started + "'; cannot name its shard");
   return started.substr(0, 4) + started.substr(5, 2) + started.substr(8, 2) + "_" + uuid.substr(0, 8);
+}
+
+// The stem of the registry's latest run.
+std::string shard_stem(sqlite3* db, const std::string& registry_path) {
+  reg::Stmt s(db, "SELECT uuid, started_at FROM runs ORDER BY started_at DESC, uuid DESC LIMIT 1");
+  if (!s.step()) throw Error("registry '" + registry_path + "' has no runs to pack");
+  return run_stem(s.col_text(0), s.col_text(1));
+}
+
+// The shard at `shard` (either compression) exists.
+bool shard_exists(const std::string& shard) {
+  const bool xz = shard.size() > 3 && shard.compare(shard.size() - 3, 3, ".xz") == 0;
+  return reg::file_exists(shard) || reg::file_exists(shard.substr(0, shard.size() - 2) + (xz ? "gz" : "xz"));
+}
+
+// Compresses the temporary registry copy into `shard`, never replacing one.
+void write_shard(const std::string& copy, const std::string& shard, const std::string& compression) {
+  auto refuse = [&] { return Error("shard '" + shard + "' already exists (shards are immutable: pack a new run instead)"); };
+  AtomicOutput out(shard);
+  if (compression == "xz") reg::xz_file(copy, out.temp_path(), 9);
+  else reg::gzip_file(copy, out.temp_path());
+  // link() fails if the shard appeared meanwhile, so a shard is never replaced.
+  if (reg::file_exists(shard)) throw refuse();
+  try {
+    out.commit_new();
+  } catch (const Error& e) {
+    if (reg::file_exists(shard)) throw refuse();
+    throw Error("cannot create shard: " + std::string(e.what()));
+  }
 }
 
 }  // namespace
@@ -91,19 +116,97 @@ std::vector<std::string> pack_shards(const std::string& registry_path, const std
       }
       reg::close_db(db);
     }
-    AtomicOutput out(shard);
-    if (compression == "xz") reg::xz_file(copy.path(), out.temp_path(), 9);
-    else reg::gzip_file(copy.path(), out.temp_path());
-    // link() fails if the shard appeared meanwhile, so a shard is never replaced.
-    if (reg::file_exists(shard)) throw refuse(shard);
-    try {
-      out.commit_new();
-    } catch (const Error& e) {
-      if (reg::file_exists(shard)) throw refuse(shard);
-      throw Error("cannot create shard: " + std::string(e.what()));
-    }
+    write_shard(copy.path(), shard, compression);
   }
   return shards;
+}
+
+PackByRun pack_shards_by_run(const std::string& registry_path, const std::string& out_dir, const std::string& compression) {
+  namespace fs = std::filesystem;
+  if (compression != "xz" && compression != "gz")
+    throw Error("shard compression must be 'xz' or 'gz' (got '" + compression + "')");
+  RegistryOptions opts;
+  opts.read_only = true;
+  Registry r(registry_path, opts);
+  // Runs with rows, oldest first; a run without rows (stopped before its first) has no shard of its
+  // own: its run row goes with the leftovers below.
+  struct Run {
+    std::string uuid, stem;
+  };
+  std::vector<Run> runs;
+  {
+    reg::Stmt s(r.handle(),
+                "SELECT uuid, started_at FROM runs WHERE uuid IN (SELECT run_uuid FROM measurements UNION "
+                "SELECT run_uuid FROM profiles) ORDER BY started_at, rowid");
+    while (s.step()) runs.push_back({s.col_text(0), run_stem(s.col_text(0), s.col_text(1))});
+  }
+  if (runs.empty()) throw Error("registry '" + registry_path + "' has no run with rows to pack");
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) throw Error("cannot create '" + out_dir + "': " + ec.message());
+  const std::string ext = ".db." + compression;
+  PackByRun result;
+  std::vector<const Run*> todo;
+  for (const Run& run : runs) {
+    const std::string shard = (fs::path(out_dir) / (run.stem + ext)).string();
+    if (shard_exists(shard)) result.skipped.push_back({run.uuid, shard});
+    else todo.push_back(&run);
+  }
+  for (size_t i = 0; i < todo.size(); ++i) {
+    const Run& run = *todo[i];
+    const bool last = i + 1 == todo.size();
+    const std::string shard = (fs::path(out_dir) / (run.stem + ext)).string();
+    TempPath copy = reg::temp_db("pack");
+    reg::Stmt(r.handle(), "VACUUM INTO ?1").bind_all(reg::file_uri(copy.path())).run();
+    sqlite3* db = reg::open_db(copy.path(), SQLITE_OPEN_READWRITE);
+    try {
+      reg::exec(db, "PRAGMA journal_mode=DELETE");
+      reg::drop_secondary_indexes(db);
+      reg::exec(db, "CREATE TEMP TABLE run(uuid TEXT PRIMARY KEY)");
+      reg::Stmt(db, "INSERT INTO run(uuid) VALUES(?1)").bind_all(run.uuid).run();
+      // What the rows of the runs with rows reference (groups by key, kernels by ID); the last shard
+      // written also keeps whatever no run's rows reference (groups listed but never measured, kernels
+      // compiled but never measured, runs without rows), so the shards together hold the registry.
+      reg::exec(db,
+                "CREATE TEMP TABLE used_keys AS SELECT group_key AS key FROM measurements UNION "
+                "SELECT group_key FROM profiles");
+      reg::exec(db,
+                "CREATE TEMP TABLE used_kernels AS SELECT kernel_id FROM measurements UNION "
+                "SELECT kernel_id FROM profiles");
+      reg::exec(db,
+                "CREATE TEMP TABLE used_runs AS SELECT run_uuid AS uuid FROM measurements UNION "
+                "SELECT run_uuid FROM profiles");
+      reg::exec(db, "DELETE FROM measurements WHERE run_uuid NOT IN (SELECT uuid FROM temp.run)");
+      reg::exec(db, "DELETE FROM profiles WHERE run_uuid NOT IN (SELECT uuid FROM temp.run)");
+      const std::string keys = "SELECT group_key FROM measurements UNION SELECT group_key FROM profiles";
+      const std::string kernels = "SELECT kernel_id FROM measurements UNION SELECT kernel_id FROM profiles";
+      if (last) {
+        reg::exec(db, "DELETE FROM runs WHERE uuid NOT IN (SELECT uuid FROM temp.run) AND uuid IN (SELECT uuid FROM temp.used_runs)");
+        reg::exec(db, "DELETE FROM groups WHERE key IN (SELECT key FROM temp.used_keys) AND key NOT IN (" + keys + ")");
+        reg::exec(db, "DELETE FROM plan_items WHERE group_key IN (SELECT key FROM temp.used_keys) AND group_key NOT IN (" +
+                          keys + ")");
+        reg::exec(db, "DELETE FROM kernels WHERE kernel_id IN (SELECT kernel_id FROM temp.used_kernels) AND kernel_id "
+                      "NOT IN (" + kernels + ")");
+      } else {
+        reg::exec(db, "DELETE FROM runs WHERE uuid NOT IN (SELECT uuid FROM temp.run)");
+        reg::exec(db, "DELETE FROM groups WHERE key NOT IN (" + keys + ")");
+        reg::exec(db, "DELETE FROM plan_items WHERE group_key NOT IN (" + keys + ")");
+        reg::exec(db, "DELETE FROM kernels WHERE kernel_id NOT IN (" + kernels + ")");
+      }
+      reg::exec(db, "DROP TABLE temp.run");
+      reg::exec(db, "DROP TABLE temp.used_keys");
+      reg::exec(db, "DROP TABLE temp.used_kernels");
+      reg::exec(db, "DROP TABLE temp.used_runs");
+      reg::exec(db, "VACUUM");
+    } catch (...) {
+      reg::close_db(db);
+      throw;
+    }
+    reg::close_db(db);
+    write_shard(copy.path(), shard, compression);
+    result.written.push_back({run.uuid, shard});
+  }
+  return result;
 }
 
 std::string pack_shard(const std::string& registry_path, const std::string& out_dir, const std::string& compression) {

@@ -98,6 +98,18 @@ TEST(RegistryCli, StatsExportMergePack) {
   auto from_shards = cks_run(dir, "data stats", dir.path());
   ASSERT_EQ(from_shards.code, 0) << from_shards.err;
   EXPECT_EQ(nlohmann::json::parse(from_shards.out)["measurements"]["attempts"], 6);
+
+  // --by-run: a's one run is packed already (above), so nothing is written: one clear error.
+  auto by_run = cks_run(dir, "data pack --by-run --registry " + a, dir.path());
+  EXPECT_EQ(by_run.code, 1);
+  EXPECT_NE(by_run.err.find("is packed already"), std::string::npos) << by_run.err;
+  EXPECT_NE(by_run.err.find("cks: error: every run of"), std::string::npos) << by_run.err;
+  auto elsewhere = cks_run(dir, "data pack --by-run --registry " + a + " --out-dir " + dir.file("other"), dir.path());
+  ASSERT_EQ(elsewhere.code, 0) << elsewhere.err;
+  EXPECT_NE(elsewhere.out.find(dir.file("other")), std::string::npos) << elsewhere.out;
+  auto both = cks_run(dir, "data pack --by-run --parts 2 --registry " + a + " --out-dir " + dir.file("third"), dir.path());
+  EXPECT_EQ(both.code, 1);
+  EXPECT_NE(both.err.find("--by-run and --parts cannot be combined"), std::string::npos) << both.err;
 }
 
 TEST(RegistryCli, BadInputIsOneClearError) {

@@ -154,6 +154,94 @@ TEST(RegistryShards, PackThenReadMergedShards) {
   EXPECT_THROW(open_data("", t.a), Error);     // a file given as a shard directory
 }
 
+// A lease's collect of several plans (runs) into one registry, resumed from an earlier lease's:
+// `cks data pack --by-run` gives each run its shard, skips the earlier run's (committed already), and
+// the shards merged hold the whole registry.
+TEST(RegistryShards, PackByRunWritesAShardPerRunAndSkipsPackedOnes) {
+  ScratchDir dir;
+  const std::string reg = dir.file("lease.db"), shards = dir.file("data/shards");
+  const KernelDesc k1 = test_kernel(1), k2 = test_kernel(2), k3 = test_kernel(3), k4 = test_kernel(4);
+  std::string run0, run1, run2;
+  {
+    Registry r(reg);
+    run0 = r.begin_run(test_run());  // stopped before its first row
+    r.end_run(run0);
+    run1 = r.begin_run(test_run());
+    r.upsert_group(test_group(1024, 1024, 1024));
+    r.upsert_kernel(test_compile(k1));
+    r.insert_measurements({test_row(run1, "1024x1024x1024_tn", k1.id(), "ok", 20),
+                           test_row(run1, "1024x1024x1024_tn", "cublas", "ok", 18)});
+    r.end_run(run1);
+    run2 = r.begin_run(test_run());
+    r.upsert_group(test_group(2048, 512, 256));
+    r.upsert_group(test_group(4096, 128, 4096, "eval"));  // listed, never measured
+    r.upsert_kernel(test_compile(k2));
+    r.upsert_kernel(test_compile(k3));  // compiled, never measured
+    r.add_plan_items("4096x128x4096_tn", {{k3.id(), RuntimeKnobs{}.canonical()}});
+    r.insert_measurements({test_row(run2, "2048x512x256_tn", k2.id(), "ok", 30),
+                           test_row(run2, "2048x512x256_tn", k1.id(), "crash"),
+                           test_row(run2, "1024x1024x1024_tn", k2.id(), "ok", 25)});
+    r.end_run(run2);
+  }
+  const PackByRun first = pack_shards_by_run(reg, shards);
+  ASSERT_EQ(first.written.size(), 2u);
+  EXPECT_TRUE(first.skipped.empty());
+  EXPECT_EQ(first.written[0].first, run1);
+  EXPECT_EQ(first.written[1].first, run2);
+  EXPECT_NE(first.written[0].second.find(run1.substr(0, 8) + ".db.xz"), std::string::npos) << first.written[0].second;
+  auto contents = [&](const std::string& shard) {
+    const std::string db = dir.file("one_" + std::to_string(std::hash<std::string>{}(shard)) + ".db");
+    merge_registries(db, {shard});
+    return db;
+  };
+  const std::string s1 = contents(first.written[0].second), s2 = contents(first.written[1].second);
+  EXPECT_EQ(sql_text(s1, "SELECT group_concat(uuid) FROM runs"), run1);
+  EXPECT_EQ(sql_count(s1, "measurements"), 2);
+  EXPECT_EQ(sql_text(s1, "SELECT group_concat(key) FROM groups"), "1024x1024x1024_tn");
+  EXPECT_EQ(sql_text(s1, "SELECT group_concat(kernel_id) FROM kernels"), k1.id());
+  // The last shard: its run's rows and what they use, and the leftovers (run0, the eval group and
+  // its plan item, k3).
+  EXPECT_EQ(sql_count(s2, "measurements"), 3);
+  EXPECT_EQ(sql_text(s2, "SELECT count(*) FROM runs WHERE uuid IN ('" + run0 + "', '" + run2 + "')"), "2");
+  EXPECT_EQ(sql_count(s2, "runs"), 2);
+  EXPECT_EQ(sql_count(s2, "groups"), 3);
+  EXPECT_EQ(sql_count(s2, "plan_items"), 1);
+  EXPECT_EQ(sql_text(s2, "SELECT count(*) FROM kernels WHERE kernel_id IN ('" + k1.id() + "', '" + k2.id() + "', '" +
+                             k3.id() + "')"),
+            "3");
+  // Merged, the shards are the registry.
+  const std::string all = dir.file("all.db");
+  merge_registries(all, {first.written[0].second, first.written[1].second});
+  for (const char* table : {"runs", "groups", "kernels", "plan_items", "measurements"})
+    EXPECT_EQ(sql_count(all, table), sql_count(reg, table)) << table;
+
+  // The next lease resumes this registry and adds a run: only the new run is packed.
+  std::string run3;
+  {
+    Registry r(reg);
+    run3 = r.begin_run(test_run());
+    r.upsert_kernel(test_compile(k4));
+    r.insert_measurements({test_row(run3, "2048x512x256_tn", k4.id(), "ok", 33)});
+    r.end_run(run3);
+  }
+  const PackByRun next = pack_shards_by_run(reg, shards);
+  ASSERT_EQ(next.written.size(), 1u);
+  EXPECT_EQ(next.written[0].first, run3);
+  EXPECT_EQ(next.skipped.size(), 2u);
+  const std::string s3 = contents(next.written[0].second);
+  EXPECT_EQ(sql_count(s3, "measurements"), 1);
+  // Its kernel, and again the leftovers no run's rows use (k3): a merge keeps one copy.
+  EXPECT_EQ(sql_text(s3, "SELECT count(*) FROM kernels WHERE kernel_id IN ('" + k3.id() + "', '" + k4.id() + "')"), "2");
+  EXPECT_EQ(sql_count(s3, "kernels"), 2);
+  const PackByRun again = pack_shards_by_run(reg, shards);
+  EXPECT_TRUE(again.written.empty());
+  EXPECT_EQ(again.skipped.size(), 3u);
+
+  Registry(dir.file("empty.db"));
+  EXPECT_THROW(pack_shards_by_run(dir.file("empty.db"), shards), Error);
+  EXPECT_THROW(pack_shards_by_run(reg, shards, "zstd"), Error);
+}
+
 TEST(RegistryShards, CorruptShardIsAClearError) {
   for (const std::string compression : {"xz", "gz"}) {
     TwoNodes t;
