@@ -34,6 +34,8 @@ import sys
 import time
 from typing import Any, Callable
 
+from python_check import time_interleaved  # scripts/device/, beside this file
+
 
 def clocks() -> dict[str, str]:
     q = "clocks.sm,clocks.mem,power.draw,temperature.gpu,clocks_throttle_reasons.active"
@@ -46,21 +48,8 @@ def clocks() -> dict[str, str]:
 
 
 def time_batches(torch: Any, fns: dict[str, Callable[[], Any]], batch: int, rounds: int) -> dict[str, list[float]]:
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times: dict[str, list[float]] = {n: [] for n in fns}
-    for r in range(rounds):
-        order = list(fns.items())
-        if r % 2:
-            order.reverse()
-        for name, f in order:
-            torch.cuda.synchronize()
-            start.record()
-            for _ in range(batch):
-                f()
-            end.record()
-            end.synchronize()
-            times[name].append(start.elapsed_time(end) * 1e3 / batch)
-    return times
+    """python_check.py's interleaved rounds, `batch` calls each, each batch started on an idle GPU."""
+    return time_interleaved(torch, fns, rounds, batch=batch, idle_start=True)
 
 
 def main() -> None:

@@ -103,25 +103,30 @@ def max_rel_err(torch: Any, out: Any, ref: Any) -> float:
     return float((out.float() - ref).abs().max() / ref.abs().max().clamp_min(1e-30))
 
 
-def time_interleaved(torch: Any, fns: dict[str, Any], reps: int, min_us: float = 200.0) -> dict[str, list[float]]:
+def time_interleaved(torch: Any, fns: dict[str, Any], reps: int, min_us: float = 200.0, batch: int | None = None,
+                     idle_start: bool = False) -> dict[str, list[float]]:
     """Microseconds per call of each function in each of reps interleaved rounds (the order reversed
-    every other round); each round times a batch of back-to-back calls (at least min_us long) between
-    CUDA events."""
+    every other round); each round times a batch of back-to-back calls (at least min_us long, or
+    `batch` calls) between CUDA events. idle_start: the GPU is idle when each batch starts (the first
+    call's launch latency counted, as scripts/device/gap_probe.py measures it)."""
     for f in fns.values():  # warm-up (and the batch size)
         f()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    next(iter(fns.values()))()
-    end.record()
-    end.synchronize()
-    batch = max(1, min(1000, int(min_us / max(start.elapsed_time(end) * 1e3, 1.0)) + 1))
+    if batch is None:
+        start.record()
+        next(iter(fns.values()))()
+        end.record()
+        end.synchronize()
+        batch = max(1, min(1000, int(min_us / max(start.elapsed_time(end) * 1e3, 1.0)) + 1))
     times: dict[str, list[float]] = {name: [] for name in fns}
     for r in range(reps):
         order = list(fns.items())
         if r % 2:
             order.reverse()
         for name, f in order:
+            if idle_start:
+                torch.cuda.synchronize()
             start.record()
             for _ in range(batch):
                 f()

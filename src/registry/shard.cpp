@@ -50,6 +50,28 @@ void write_shard(const std::string& copy, const std::string& shard, const std::s
   }
 }
 
+// Packs a trimmed copy of the registry into `shard`: VACUUM INTO a temporary file (a compact,
+// consistent copy without free pages or the WAL), `trim` deletes what the shard leaves out, then
+// VACUUM and compress. The shard is one self-contained file once decompressed, without the
+// secondary indexes (every merge recreates them).
+template <class Trim>
+void pack_copy(sqlite3* src, const std::string& shard, const std::string& compression, Trim&& trim) {
+  TempPath copy = reg::temp_db("pack");
+  reg::Stmt(src, "VACUUM INTO ?1").bind_all(reg::file_uri(copy.path())).run();
+  sqlite3* db = reg::open_db(copy.path(), SQLITE_OPEN_READWRITE);
+  try {
+    reg::exec(db, "PRAGMA journal_mode=DELETE");
+    reg::drop_secondary_indexes(db);
+    trim(db);
+    reg::exec(db, "VACUUM");
+  } catch (...) {
+    reg::close_db(db);
+    throw;
+  }
+  reg::close_db(db);
+  write_shard(copy.path(), shard, compression);
+}
+
 }  // namespace
 
 std::vector<std::string> pack_shards(const std::string& registry_path, const std::string& out_dir, int parts,
@@ -89,34 +111,19 @@ std::vector<std::string> pack_shards(const std::string& registry_path, const std
   }
   for (int part = 0; part < parts; ++part) {
     const std::string& shard = shards[static_cast<size_t>(part)];
-    // VACUUM INTO: a compact, consistent copy without free pages or the WAL.
-    TempPath copy = reg::temp_db("pack");
-    reg::Stmt(r.handle(), "VACUUM INTO ?1").bind_all(reg::file_uri(copy.path())).run();
-    {
-      sqlite3* db = reg::open_db(copy.path(), SQLITE_OPEN_READWRITE);
-      try {
-        reg::exec(db, "PRAGMA journal_mode=DELETE");  // one self-contained file once decompressed
-        reg::drop_secondary_indexes(db);               // recreated by every merge
-        if (parts > 1) {
-          reg::exec(db, "CREATE TEMP TABLE keep(key TEXT PRIMARY KEY)");
-          reg::Stmt ins(db, "INSERT INTO keep(key) VALUES(?1)");
-          for (size_t i = static_cast<size_t>(part); i < keys.size(); i += static_cast<size_t>(parts)) {
-            ins.bind_all(keys[i]).run();
-            ins.reset();
-          }
-          reg::exec(db, "DELETE FROM measurements WHERE group_key NOT IN (SELECT key FROM keep)");
-          reg::exec(db, "DELETE FROM plan_items WHERE group_key NOT IN (SELECT key FROM keep)");
-          reg::exec(db, "DELETE FROM groups WHERE key NOT IN (SELECT key FROM keep)");
-          reg::exec(db, "DROP TABLE keep");
-        }
-        reg::exec(db, "VACUUM");
-      } catch (...) {
-        reg::close_db(db);
-        throw;
+    pack_copy(r.handle(), shard, compression, [&](sqlite3* db) {
+      if (parts == 1) return;
+      reg::exec(db, "CREATE TEMP TABLE keep(key TEXT PRIMARY KEY)");
+      reg::Stmt ins(db, "INSERT INTO keep(key) VALUES(?1)");
+      for (size_t i = static_cast<size_t>(part); i < keys.size(); i += static_cast<size_t>(parts)) {
+        ins.bind_all(keys[i]).run();
+        ins.reset();
       }
-      reg::close_db(db);
-    }
-    write_shard(copy.path(), shard, compression);
+      reg::exec(db, "DELETE FROM measurements WHERE group_key NOT IN (SELECT key FROM keep)");
+      reg::exec(db, "DELETE FROM plan_items WHERE group_key NOT IN (SELECT key FROM keep)");
+      reg::exec(db, "DELETE FROM groups WHERE key NOT IN (SELECT key FROM keep)");
+      reg::exec(db, "DROP TABLE keep");
+    });
   }
   return shards;
 }
@@ -156,12 +163,7 @@ PackByRun pack_shards_by_run(const std::string& registry_path, const std::string
     const Run& run = *todo[i];
     const bool last = i + 1 == todo.size();
     const std::string shard = (fs::path(out_dir) / (run.stem + ext)).string();
-    TempPath copy = reg::temp_db("pack");
-    reg::Stmt(r.handle(), "VACUUM INTO ?1").bind_all(reg::file_uri(copy.path())).run();
-    sqlite3* db = reg::open_db(copy.path(), SQLITE_OPEN_READWRITE);
-    try {
-      reg::exec(db, "PRAGMA journal_mode=DELETE");
-      reg::drop_secondary_indexes(db);
+    pack_copy(r.handle(), shard, compression, [&](sqlite3* db) {
       reg::exec(db, "CREATE TEMP TABLE run(uuid TEXT PRIMARY KEY)");
       reg::Stmt(db, "INSERT INTO run(uuid) VALUES(?1)").bind_all(run.uuid).run();
       // What the rows of the runs with rows reference (groups by key, kernels by ID); the last shard
@@ -197,13 +199,7 @@ PackByRun pack_shards_by_run(const std::string& registry_path, const std::string
       reg::exec(db, "DROP TABLE temp.used_keys");
       reg::exec(db, "DROP TABLE temp.used_kernels");
       reg::exec(db, "DROP TABLE temp.used_runs");
-      reg::exec(db, "VACUUM");
-    } catch (...) {
-      reg::close_db(db);
-      throw;
-    }
-    reg::close_db(db);
-    write_shard(copy.path(), shard, compression);
+    });
     result.written.push_back({run.uuid, shard});
   }
   return result;
