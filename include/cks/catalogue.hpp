@@ -26,6 +26,11 @@ std::string_view to_string(Layout l);
 Layout parse_layout(std::string_view s);  // throws Error "unknown layout 'x' (expected tn, nt, nn or tt)"
 inline bool a_row_major(Layout l) { return l == Layout::tn || l == Layout::tt; }
 inline bool b_row_major(Layout l) { return l == Layout::nt || l == Layout::tt; }
+// The layout of the transposed problem D^T = B^T A^T: A' = B^T, B' = A^T, so each operand's
+// storage order flips with its role. tn and nt map to themselves; nn and tt to each other.
+inline Layout swap_layout(Layout l) {
+  return l == Layout::nn ? Layout::tt : l == Layout::tt ? Layout::nn : l;
+}
 
 // --- Problem dimensions: the one check every boundary uses (CLI, plans, shape CSVs, C API) ---
 //
@@ -75,6 +80,16 @@ TileSchedulerKind parse_scheduler(std::string_view s);
 // Canonical kernel descriptor. Element types are fixed for this catalogue:
 // A, B = bf16, accumulator = f32, epilogue compute = f32, C = void (D = alpha*A*B; see
 // docs/catalogue.md for how CUTLASS's C=bf16 variants map here), D = bf16, alignment 8.
+//
+// A *swapped* kernel (swapped = true; docs/catalogue.md, "Swapped kernels") takes the operands of
+// a problem (M, N, K) in `layout` like any other kernel of that layout, but runs the transposed
+// problem D^T = B^T A^T, i.e. (N, M, K) in swap_layout(layout), with a row-major D^T (the same
+// memory as the column-major D). Its tile, cluster and schedules are those of the CUTLASS kernel
+// it instantiates, so tile M covers the problem's N and tile N (steps of 8 or 16) its M: an M
+// that pads badly to 64-row tiles (M = 136 -> 192) pads well along tile N (136 -> 144). Its
+// mainloop, validity and resources are those of its unswapped twin (kernel_layout(), not
+// swapped) but for the epilogue's row-major store. The catalogue of a layout holds no swapped
+// kernels; find_kernel() resolves their IDs (the twins of swap_layout(layout)'s catalogue).
 struct KernelDesc {
   Layout layout = Layout::tn;
   int tm = 128, tn = 128, tk = 64;  // CTA tile
@@ -83,6 +98,16 @@ struct KernelDesc {
   MainloopSchedule mainloop = MainloopSchedule::cooperative;
   EpilogueSchedule epilogue = EpilogueSchedule::tma_ws_cooperative;
   TileSchedulerKind scheduler = TileSchedulerKind::persistent;
+  bool swapped = false;             // runs D^T = B^T A^T with a row-major D^T (see above)
+
+  // The operand layout of the CUTLASS kernel it instantiates (swap_layout(layout) if swapped).
+  Layout kernel_layout() const { return swapped ? swap_layout(layout) : layout; }
+  // The catalogue kernel whose mainloop it shares: itself, or for a swapped kernel the kernel of
+  // swap_layout(layout) with the same tile, cluster and schedules (column-major D).
+  KernelDesc unswapped() const;
+  // The swapped kernel of layout swap_layout(this->layout) that shares this kernel's mainloop
+  // (this must not be swapped itself).
+  KernelDesc swapped_twin() const;
 
   // WGMMA instruction shape chosen by CUTLASS's builder: 64 x tn x 16 for bf16
   // (N = tile N; M = 64 per warpgroup atom).
@@ -91,7 +116,8 @@ struct KernelDesc {
   int inst_k() const { return 16; }
   int cluster_size() const { return cm * cn; }
 
-  // Canonical text, e.g. "sm90_bf16_tn_128x128x64_2x1x1_s0_cooperative_tma_ws_cooperative_persistent".
+  // Canonical text, e.g. "sm90_bf16_tn_128x128x64_2x1x1_s0_cooperative+tma_ws_cooperative+persistent";
+  // a swapped kernel appends "+swap" (so every unswapped kernel keeps its ID).
   std::string canonical() const;
   // Stable ID: "k" + 16 hex digits of fnv1a64(canonical()).
   std::string id() const;
@@ -160,7 +186,7 @@ class Catalogue {
   Layout layout() const { return layout_; }
   const std::vector<KernelDesc>& kernels() const { return kernels_; }
   const std::vector<Candidate>& candidates() const { return candidates_; }
-  // Index by kernel ID; nullopt if absent.
+  // Index by kernel ID; nullopt if absent (swapped kernels are not in a catalogue: find_kernel).
   std::optional<uint32_t> find(std::string_view kernel_id) const;
   // The candidate of a kernel ID and canonical knobs (a measured row); nullopt if the kernel is
   // not in this catalogue or the knobs do not parse.
@@ -172,6 +198,11 @@ class Catalogue {
   std::vector<Candidate> candidates_;
   std::vector<std::pair<std::string, uint32_t>> by_id_;  // sorted
 };
+
+// The descriptor of a kernel ID of `layout`: a kernel of Catalogue::get(layout), or a swapped
+// kernel of that layout (the swapped twin of a kernel of swap_layout(layout)'s catalogue; the
+// index of twin IDs is built on first use). nullopt when neither.
+std::optional<KernelDesc> find_kernel(Layout layout, std::string_view kernel_id);
 
 // The exact CUTLASS C++ type this kernel instantiates (GemmUniversal<...> with its two
 // CollectiveBuilders), as a complete `using <name> = ...;` block.

@@ -216,6 +216,9 @@ struct SideBySidePlanOptions {
   // A later round of the same groups (a new model's picks, another lease): its repetitions are
   // groups of their own, "<key>~s<round>r<i>" (round 1: "<key>~r<i>"), measured afresh.
   size_t round = 1;
+  // Only the base groups where some other method's first pick differs from the first method's
+  // (a method that changes few picks is then measured where it changes them).
+  bool only_differing = false;
   std::string name;
 };
 // The base group key of a side-by-side repetition ("<key>~r<i>", "<key>~s<R>r<i>" -> "<key>"),

@@ -23,12 +23,16 @@ namespace cks {
 class Model;
 
 struct Selection {
-  uint32_t kernel = 0;      // index into Catalogue::get(layout).kernels()
+  // Index into Catalogue::get(layout).kernels(); for a swapped kernel (swapped = true, only with
+  // SelectorOptions::orientations = both) into Catalogue::get(swap_layout(layout)).kernels(): the
+  // catalogue kernel whose swapped twin (KernelDesc::swapped_twin()) this is.
+  uint32_t kernel = 0;
   RuntimeKnobs knobs;
   double score = 0;         // the model's score (static score in the fallback)
   std::string kernel_id;    // KernelDesc::id()
   std::string knobs_text;   // RuntimeKnobs::canonical()
   std::string canonical;    // KernelDesc::canonical()
+  bool swapped = false;     // a swapped kernel (docs/catalogue.md, "Swapped kernels")
 };
 
 // The ranked candidates of one problem (best first); shares the cached list.
@@ -68,6 +72,17 @@ class Ranking {
 // mean over the reference problems); `nearest`, one prior per reference problem, the problem
 // using that of the nearest reference problem (squared distance of log2 M, log2 N, log2 K).
 enum class PriorMode { mean, nearest };
+// Which orientations of a problem the selector ranks (docs/catalogue.md, "Swapped kernels"):
+//   own   the problem as given, with its layout's catalogue (the default);
+//   both  also the transposed problem (N, M, K) in swap_layout(layout), whose candidates are run
+//         by the swapped twins of that catalogue's kernels. The two rankings are interleaved,
+//         best first, starting with the leading orientation: the swapped one when the best
+//         static score (cks/sampling.hpp: an absolute efficiency estimate, padding and waves
+//         included) of its first `orientation_depth` candidates beats the own one's by more than
+//         `swap_margin`, else the own. Scores are each ranking's own (the model scores one problem
+//         relative to itself, so they do not compare across the two). Off by default until a lease
+//         has measured the swapped kernels (data/plans/lease39/).
+enum class Orientations { own, both };
 
 struct SelectorOptions {
   int threads = 1;                // threads scoring one problem (the latency target is one core)
@@ -98,7 +113,12 @@ struct SelectorOptions {
   // and K, where the model's preferences among schedules, stage counts and knobs differ.
   std::vector<std::array<long, 3>> prior_problems{{4096, 4096, 4096}, {256, 4096, 4096}, {4096, 4096, 64},
                                                   {256, 4096, 64},     {4096, 256, 512},  {64, 64, 4096}};
+  // The orientations ranked (Orientations above).
+  Orientations orientations = Orientations::own;
+  double swap_margin = 0.05;      // both: the swapped orientation leads above (1 + margin) x the own one's estimate
+  size_t orientation_depth = 8;   // both: candidates of each ranking whose static scores make its estimate
 };
+
 
 class Selector {
  public:

@@ -78,6 +78,27 @@ std::optional<uint32_t> Catalogue::find(std::string_view kernel_id) const {
   return it->second;
 }
 
+std::optional<KernelDesc> find_kernel(Layout layout, std::string_view kernel_id) {
+  const Catalogue& cat = Catalogue::get(layout);
+  if (const auto i = cat.find(kernel_id)) return cat.kernels()[*i];
+  // The swapped kernels of `layout`: the twins of swap_layout(layout)'s catalogue, by ID.
+  static std::once_flag once[kLayouts.size()];
+  static std::vector<std::pair<std::string, uint32_t>> twins[kLayouts.size()];
+  const auto l = static_cast<size_t>(layout);
+  const Catalogue& base = Catalogue::get(swap_layout(layout));
+  std::call_once(once[l], [&] {
+    auto& index = twins[l];
+    index.reserve(base.kernels().size());
+    for (uint32_t i = 0; i < base.kernels().size(); ++i) index.emplace_back(base.kernels()[i].swapped_twin().id(), i);
+    std::sort(index.begin(), index.end());
+  });
+  const auto& index = twins[l];
+  auto it = std::lower_bound(index.begin(), index.end(), kernel_id,
+                             [](const auto& entry, std::string_view id) { return entry.first < id; });
+  if (it == index.end() || it->first != kernel_id) return std::nullopt;
+  return base.kernels()[it->second].swapped_twin();
+}
+
 std::optional<Candidate> Catalogue::find_candidate(std::string_view kernel_id, std::string_view knobs) const {
   const auto kernel = find(kernel_id);
   if (!kernel) return std::nullopt;

@@ -8,6 +8,10 @@
 // is how the compile pool maps `ptxas -v` entries back to kernels. The block ends with
 // `using <name> = GemmUniversalAdapter<...>`, the device-level handle the generated library drives.
 //
+// A swapped kernel (KernelDesc::swapped) instantiates the kernel of swap_layout(layout) with a
+// row-major C and D: the CUTLASS problem is the transposed one, (N, M, K), and its row-major D^T
+// is the caller's column-major D. The generated library swaps the operands and dimensions.
+//
 // One deliberate difference from the generator: for the C = void epilogue the generator passes
 // AlignmentC = 0 to TMA epilogues (get_tma_alignment(void)) and 8 to the no-smem one; we pass 8
 // everywhere. The SM90 builders ignore AlignmentC when C is void (detail::is_aligned is true for a
@@ -71,8 +75,8 @@ using {n}_epilogue =
     {cluster},
     cutlass::epilogue::collective::EpilogueTileAuto,
     float, float,
-    void, cutlass::layout::ColumnMajor, 8,
-    cutlass::bfloat16_t, cutlass::layout::ColumnMajor, 8,
+    void, {layout_d}, 8,
+    cutlass::bfloat16_t, {layout_d}, 8,
     {epi_schedule},
     cutlass::epilogue::fusion::LinearCombination<cutlass::bfloat16_t, float, void, float>
   >::CollectiveOp;
@@ -101,8 +105,8 @@ using {n} = cutlass::gemm::device::GemmUniversalAdapter<{n}_kernel>;
 )",
       fmt::arg("canonical", k.canonical()), fmt::arg("n", n), fmt::arg("tile", tile),
       fmt::arg("cluster", cluster), fmt::arg("epi_schedule", epilogue_schedule_tag(k.epilogue)),
-      fmt::arg("layout_a", layout_tag(a_row_major(k.layout))),
-      fmt::arg("layout_b", layout_tag(b_row_major(k.layout))), fmt::arg("stages", stages),
+      fmt::arg("layout_a", layout_tag(a_row_major(k.kernel_layout()))),
+      fmt::arg("layout_b", layout_tag(b_row_major(k.kernel_layout()))), fmt::arg("layout_d", layout_tag(k.swapped)), fmt::arg("stages", stages),
       fmt::arg("kernel_schedule", kernel_schedule_tag(k.mainloop)), fmt::arg("scheduler", tile_scheduler_tag(k)));
 }
 

@@ -80,7 +80,7 @@ std::string kernel_axis_value(const KernelDesc& k, std::string_view axis) {
   throw Error("unknown kernel axis '" + std::string(axis) + "' (expected " + known + ")");
 }
 
-// "sm90_bf16_<layout>_<tm>x<tn>x<tk>_<cm>x<cn>x1_s<stages>_<mainloop>_<epilogue>_<scheduler>"
+// "sm90_bf16_<layout>_<tm>x<tn>x<tk>_<cm>x<cn>x1_s<stages>_<mainloop>+<epilogue>+<scheduler>[+swap]"
 // The epilogue name may itself contain underscores, so it is separated by '+' instead.
 std::string KernelDesc::canonical() const {
   // "sm90_bf16_<layout>_<tm>x<tn>x<tk>_<cm>x<cn>x1_s<stages>_<mainloop>+<epilogue>+<scheduler>",
@@ -112,7 +112,23 @@ std::string KernelDesc::canonical() const {
   put(to_string(epilogue));
   put("+");
   put(to_string(scheduler));
+  if (swapped) put("+swap");
   return std::string(buf, p);
+}
+
+KernelDesc KernelDesc::unswapped() const {
+  KernelDesc k = *this;
+  k.layout = kernel_layout();
+  k.swapped = false;
+  return k;
+}
+
+KernelDesc KernelDesc::swapped_twin() const {
+  if (swapped) throw Error("kernel " + canonical() + " is swapped already");
+  KernelDesc k = *this;
+  k.layout = swap_layout(layout);
+  k.swapped = true;
+  return k;
 }
 
 std::string KernelDesc::id() const { return "k" + hex64(fnv1a64(canonical())); }
@@ -121,7 +137,8 @@ KernelDesc KernelDesc::from_canonical(std::string_view s) {
   const std::string orig(s);
   auto bad = [&]() { return Error("malformed kernel descriptor '" + orig + "'"); };
   auto plus = split(s, '+');
-  if (plus.size() != 3) throw bad();
+  if (plus.size() == 4 && plus[3] != "swap") throw bad();
+  if (plus.size() != 3 && plus.size() != 4) throw bad();
   auto head = split(plus[0], '_');
   // sm90, bf16, layout, tile, cluster, sN, mainloop-words...
   if (head.size() < 7 || head[0] != "sm90" || head[1] != "bf16") throw bad();
@@ -141,6 +158,7 @@ KernelDesc KernelDesc::from_canonical(std::string_view s) {
   k.mainloop = parse_mainloop(ml);
   k.epilogue = parse_epilogue(plus[1]);
   k.scheduler = parse_scheduler(plus[2]);
+  k.swapped = plus.size() == 4;
   return k;
 }
 

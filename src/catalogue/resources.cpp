@@ -16,10 +16,19 @@ constexpr long kBf16Bytes = 2;
 
 bool is_tma_epilogue(const KernelDesc& k) { return k.epilogue != EpilogueSchedule::no_smem; }
 
-// Alignment of the epilogue's smem_D array: alignment_for_swizzle of its layout atom. D is
-// column-major (M-major) and the epilogue tile's M is 64 or 128, so ss_smem_selector picks the
-// 128-byte swizzle atom Swizzle<3,4,3>: 2^(3+4+3) = 1024 bytes.
-constexpr long kEpilogueSmemAlign = 1024;
+// Alignment of the epilogue's smem_D array: alignment_for_swizzle of its layout atom
+// (sm90_get_epilogue_smem_swizzle_layout_atom -> ss_smem_selector over the epilogue tile).
+//  * D column-major (M-major): the epilogue tile's M is 64 or 128, so the selector picks the
+//    128-byte swizzle atom Swizzle<3,4,3>: 2^(3+4+3) = 1024 bytes.
+//  * D row-major (N-major: the swapped kernels): the contiguous extent is the epilogue tile's N
+//    (at most 32 bf16 = 64 bytes), so SW64 Swizzle<2,4,3> (512 bytes) for N % 32 == 0, SW32
+//    Swizzle<1,4,3> (256) for N % 16 == 0, else the interleaved atom Swizzle<0,4,3> (128)
+//    (measured: tests/catalogue/data/cutlass_smem_probe_swapped.txt).
+long epilogue_smem_align(const KernelDesc& k) {
+  if (!k.swapped) return 1024;
+  const int n = epilogue_tile(k).n;
+  return n % 32 == 0 ? 512 : n % 16 == 0 ? 256 : 128;
+}
 // The mainloop's TensorStorage is a cute::aligned_struct<128>.
 constexpr long kMainloopSmemAlign = 128;
 // Sizes of empty structs as laid out by the compiler: the no-smem epilogue's TensorStorage (1 byte)
@@ -41,7 +50,7 @@ long epilogue_d_bytes(const EpilogueTile& t) { return static_cast<long>(t.m) * t
 // fusion storage; PipelineTransactionAsync<StagesC> barriers for C loads).
 long epilogue_tensors(const KernelDesc& k) {
   if (!is_tma_epilogue(k)) return kEmptyEpilogueTensors;
-  return round_up(epilogue_d_bytes(epilogue_tile(k)) + kFusionStorageBytes, kEpilogueSmemAlign);
+  return round_up(epilogue_d_bytes(epilogue_tile(k)) + kFusionStorageBytes, epilogue_smem_align(k));
 }
 long epilogue_pipeline(const KernelDesc& k) {
   return is_tma_epilogue(k) ? kBarrierBytesPerStage * epilogue_tile(k).stages_c : kEmptyEpiloguePipeline;
@@ -68,7 +77,7 @@ EpilogueTile epilogue_tile(const KernelDesc& k) {
 // most-aligned member (the 1024-byte smem_D). For the no-smem epilogue it is an empty struct.
 long epilogue_shared_storage(const KernelDesc& k) {
   if (!is_tma_epilogue(k)) return 1;
-  return round_up(epilogue_tensors(k) + epilogue_pipeline(k), kEpilogueSmemAlign);
+  return round_up(epilogue_tensors(k) + epilogue_pipeline(k), epilogue_smem_align(k));
 }
 
 // compute_stage_count_or_override(StageCountAutoCarveout<carveout>) in sm90_gmma_builder.inl:
@@ -96,7 +105,7 @@ SmemLayout smem_layout(const KernelDesc& k, int stages) {
   s.stages = stages;
   s.mainloop_tensors = stages * round_up(stage_tile_bytes(k), kMainloopSmemAlign);
   s.epilogue_tensors = epilogue_tensors(k);
-  const long align = is_tma_epilogue(k) ? kEpilogueSmemAlign : kMainloopSmemAlign;
+  const long align = is_tma_epilogue(k) ? epilogue_smem_align(k) : kMainloopSmemAlign;
   const long mainloop_barriers = kBarrierBytesPerStage * stages;
   const long epilogue_barriers = round_up(epilogue_pipeline(k), 16);
   if (k.mainloop == MainloopSchedule::tma_ws) {

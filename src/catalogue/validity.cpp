@@ -38,10 +38,11 @@ Violation first_structural_violation(const KernelDesc& k, const HardwareDesc& hw
   // the kernel fails cute's "Stride Divisibility Condition" (cute/layout.hpp) in the mainloop's B
   // partition, for every schedule. An N-major B (nt, tt) compiles and runs correctly (measured with
   // nvcc 13.0 and CUTLASS 4.2 on an H200; docs/catalogue.md).
-  if (!b_row_major(k.layout) && k.tn % 16 != 0)
+  // A swapped kernel's B is the problem's A^T: the rule applies to the kernel's own layout.
+  if (!b_row_major(k.kernel_layout()) && k.tn % 16 != 0)
     return violation("tile_n_k_major_b",
                      fmt::format("tile N {} with a K-major B (layout {}) does not compile; it needs N % 16 == 0", k.tn,
-                                 to_string(k.layout)));
+                                 to_string(k.kernel_layout())));
   if (!in(k.tk, kTileK)) return violation("tile_k", fmt::format("tile K {} is not 32, 64, 128 or 256", k.tk));
   const bool known_cluster = std::any_of(std::begin(kClusterShapes), std::end(kClusterShapes),
                                          [&](ClusterShape c) { return c.m == k.cm && c.n == k.cn; });

@@ -233,6 +233,7 @@ void register_bench(CLI::App& app) {
   sel->add_option("--problems", so.problems, "distinct problems selected cold")->transform(positive_count())->capture_default_str();
   sel->add_option("--cached", so.cached, "repeated selects of one problem")->transform(positive_count())->capture_default_str();
   add_selector_options(sel, so.selector, &so.exhaustive);
+  add_orientation_options(sel, so.selector);
   add_format(sel, so.format, "md");
   sel->callback([] { run_bench_select(so); });
 

@@ -54,10 +54,8 @@ std::vector<std::string> read_tokens(const std::string& path) {
 
 KernelDesc resolve(const std::string& token, const std::vector<Layout>& layouts) {
   if (token.rfind("sm90_", 0) == 0) return KernelDesc::from_canonical(token);
-  for (Layout l : layouts) {
-    const Catalogue& cat = Catalogue::get(l);
-    if (auto idx = cat.find(token)) return cat.kernels()[*idx];
-  }
+  for (Layout l : layouts)
+    if (auto desc = find_kernel(l, token)) return *desc;  // swapped kernels included
   throw Error("unknown kernel '" + token + "' (not a catalogue ID" +
               (layouts.size() == 1 ? " of layout " + std::string(to_string(layouts[0])) : std::string()) +
               " nor a canonical descriptor)");
@@ -113,7 +111,7 @@ void register_codegen(CLI::App& app) {
       std::vector<Layout> layouts(kLayouts.begin(), kLayouts.end());
       if (!layout.empty()) layouts = {parse_layout(layout)};
       const KernelDesc k = resolve(kernel, layouts);
-      if (!Catalogue::get(k.layout).find(k.id())) {
+      if (!find_kernel(k.layout, k.id())) {  // a catalogue kernel or a swapped one
         const std::string why = invalid_reason(k, default_hw());
         throw Error("kernel " + k.canonical() + " is not in the " + std::string(to_string(k.layout)) +
                     " catalogue (" + (why.empty() ? "not enumerated" : why) + ")");

@@ -53,7 +53,10 @@ Fields detail_fields(const KernelDesc& k, const HardwareDesc& hw) {
   const auto smem = catalogue::smem_layout(k, r.stages);
   const std::string reason = invalid_reason(k, hw);
   auto shape = [](int a, int b) { return std::to_string(a) + "x" + std::to_string(b); };
-  return {{"valid", flag(reason.empty())},
+  // swapped: runs D^T = B^T A^T with a row-major D^T; kernel_layout: its CUTLASS kernel's layout.
+  return {{"swapped", flag(k.swapped)},
+          {"kernel_layout", str(to_string(k.kernel_layout()))},
+          {"valid", flag(reason.empty())},
           {"invalid_reason", reason},
           {"wgmma_instruction", std::to_string(k.inst_m()) + "x" + std::to_string(k.inst_n()) + "x" +
                                     std::to_string(k.inst_k())},
@@ -182,10 +185,8 @@ void run_stats(const std::string& by, Format f) {
 // not in the catalogue, with the reason).
 KernelDesc resolve_kernel(const std::string& ref) {
   if (ref.rfind("sm90_", 0) == 0) return KernelDesc::from_canonical(ref);
-  for (Layout l : kLayouts) {
-    const Catalogue& cat = Catalogue::get(l);
-    if (auto i = cat.find(ref)) return cat.kernels()[*i];
-  }
+  for (Layout l : kLayouts)
+    if (auto desc = find_kernel(l, ref)) return *desc;  // swapped kernels included
   throw Error("unknown kernel id '" + ref + "' (see `cks catalogue list`)");
 }
 

@@ -198,6 +198,8 @@ void register_picks_commands(CLI::App* plan) {
                   "afresh, and cks analyze sidebyside reads each group's latest round")
       ->transform(uint_in(1, 999))->capture_default_str();
   sbs->add_option("--priority", so.priority, "compile priority tier of the groups (0 first)")->transform(uint_in(0, 1000))->capture_default_str();
+  sbs->add_flag("--only-differing", so.only_differing,
+                "plan only the base groups where another method's first pick differs from the first method's");
   sbs->callback([] {
     so.name = sc.name.empty() ? fs::path(sc.out).stem().string() : sc.name;
     run_picks("sidebyside", sc, [](const std::vector<GroupInfo>& g, const Registry& reg, const SelectionMethods& m) {

@@ -671,10 +671,12 @@ void register_select(CLI::App& app) {
                 "the cutlass_type column); it needs -DNDEBUG -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED -arch=sm_90a: "
                 "`cks emit ID --knobs KNOBS` prints the complete file");
   add_selector_options(cmd, *sel_opts, exhaustive.get());
+  add_orientation_options(cmd, *sel_opts);
   add_format(cmd, *fmt);
   cmd->callback([=] {
     const Format f = parse_format(*fmt);
     const Layout layout = validate_problem(*p);
+    const bool both = sel_opts->orientations == Orientations::both;
     if (*top < 1) throw Error("--top must be >= 1 (got " + std::to_string(*top) + ")");
     if (!fallback->empty() && *fallback != "static") throw Error("unknown --fallback '" + *fallback + "' (expected static)");
     finish_selector_options(*sel_opts, *exhaustive);
@@ -700,6 +702,7 @@ void register_select(CLI::App& app) {
                 << " groups: its ranking of this layout extrapolates from the others\n";
     const auto t1 = Clock::now();
     selector->prepare(layout);
+    if (both) selector->prepare(swap_layout(layout));
     const double prepare_s = seconds_since(t1);
     const Problem problem{p->m, p->n, p->k, layout};
     const auto t2 = Clock::now();
@@ -719,13 +722,14 @@ void register_select(CLI::App& app) {
     // md keeps the table readable: the (multi-line) CUTLASS type only on request, as code blocks.
     const bool type_column = f != Format::md;
     std::vector<std::string> columns{"rank", "kernel_id", "canonical", "knobs", "score"};
+    if (both) columns.push_back("swapped");  // --orientations both only: the default table is unchanged
     if (type_column) columns.push_back("cutlass_type");
     Table t(columns);
-    const auto& kernels = Catalogue::get(layout).kernels();
     for (size_t i = 0; i < ranking.size(); ++i) {
       const Selection& s = ranking[i];
       std::vector<Cell> row{static_cast<int64_t>(i + 1), s.kernel_id, s.canonical, s.knobs_text, s.score};
-      if (type_column) row.emplace_back(one_line(cutlass_type(kernels[s.kernel])));
+      if (both) row.emplace_back(static_cast<int64_t>(s.swapped));
+      if (type_column) row.emplace_back(one_line(cutlass_type(KernelDesc::from_canonical(s.canonical))));
       t.add_row(std::move(row));
     }
     t.write(std::cout, f);
@@ -740,7 +744,7 @@ void register_select(CLI::App& app) {
     if (f == Format::md && *show_type) {
       std::cout << "\nNote: " << kTypeNote << ".\n";
       for (size_t i = 0; i < ranking.size(); ++i) {
-        const std::string type = cutlass_type(kernels[ranking[i].kernel]);
+        const std::string type = cutlass_type(KernelDesc::from_canonical(ranking[i].canonical));
         std::cout << "\n### " << i + 1 << ". " << ranking[i].kernel_id << " (" << ranking[i].knobs_text << ")\n\n```cpp\n"
                   << "// complete file: cks emit " << ranking[i].kernel_id << " --knobs " << ranking[i].knobs_text
                   << "\n// needs -DNDEBUG -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED -arch=sm_90a\n"

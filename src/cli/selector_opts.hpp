@@ -77,6 +77,30 @@ inline void add_selector_options(CLI::App* cmd, SelectorOptions& o, bool* exhaus
       ->delimiter(',');
 }
 
+// --orientations, --swap-margin and --orientation-depth (cks select, cks bench select): whether the
+// transposed problem's ranking, run by swapped kernels, is interleaved with the problem's own
+// (SelectorOptions::orientations; docs/catalogue.md, "Swapped kernels"). Not for cks eval: its
+// measured rows are looked up by catalogue index, which a swapped pick does not have.
+inline void add_orientation_options(CLI::App* cmd, SelectorOptions& o) {
+  cmd->add_option_function<std::string>(
+         "--orientations",
+         [&o](const std::string& v) {
+           if (v == "own") o.orientations = Orientations::own;
+           else if (v == "both") o.orientations = Orientations::both;
+           else throw Error("--orientations: '" + v + "' is not own or both");
+         },
+         "own: the problem's layout catalogue; both: also the transposed problem (N, M, K) run by swapped kernels "
+         "(row-major D^T), interleaved with the own ranking, the orientation with the better static estimate first "
+         "(not measured yet: off by default)")
+      ->default_str("own");
+  cmd->add_option("--swap-margin", o.swap_margin,
+                  "both: the swapped orientation leads when its static estimate beats the own one's by more than this "
+                  "fraction")->check(non_negative_real())->capture_default_str();
+  cmd->add_option("--orientation-depth", o.orientation_depth,
+                  "both: candidates of each ranking whose best static score is its orientation's estimate")
+      ->transform(positive_count())->capture_default_str();
+}
+
 // Checks the values after parsing; applies --exhaustive.
 inline void finish_selector_options(SelectorOptions& o, bool exhaustive) {
   if (exhaustive) o.prefilter = 0;
@@ -135,6 +159,14 @@ struct SelectionMethods {
         so.evidence_top = ev->second;
         selectors.push_back(std::make_unique<Selector>(model, so));
         methods.push_back({m, selectors.back().get(), tops[0]});
+      } else if (m == "both") {
+        // both: cks select --orientations both (the deployed ranking of the problem and of its
+        // transposed problem, the latter run by swapped kernels, interleaved), ranked as deep as
+        // the deployed method. Its picks are matched by kernel ID (plan and analyze sidebyside),
+        // not by catalogue index.
+        so.orientations = Orientations::both;
+        selectors.push_back(std::make_unique<Selector>(model, so));
+        methods.push_back({m, selectors.back().get(), tops[0]});
       } else if (m == "exhaustive") {
         so.prefilter = 0;
         selectors.push_back(std::make_unique<Selector>(model, so));
@@ -143,7 +175,7 @@ struct SelectionMethods {
         selectors.push_back(std::make_unique<Selector>(Selector::static_score(hw_preset(model->info().hw_preset), so)));
         methods.push_back({m, selectors.back().get(), tops[2]});
       } else {
-        throw Error("--methods: unknown method '" + m + "' (expected deployed, prefilterN with N >= 1, evidenceG:T with G, T >= 1, exhaustive or static)");
+        throw Error("--methods: unknown method '" + m + "' (expected deployed, prefilterN with N >= 1, evidenceG:T with G, T >= 1, both, exhaustive or static)");
       }
     }
   }

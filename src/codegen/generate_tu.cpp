@@ -76,7 +76,10 @@ struct Op final : cks_op_s {
   cutlass::Status run(cudaStream_t stream) override { return gemm.run(stream); }
 };
 
-template <class Gemm>
+// kSwap: a swapped kernel (cks::KernelDesc::swapped), whose CUTLASS type has a row-major D and
+// runs the transposed problem D^T (N x M) = B^T (N x K) * A^T (K x M): the caller's B is its A,
+// the caller's A its B, and its row-major D^T is the caller's column-major D (same memory).
+template <class Gemm, bool kSwap = false>
 struct Runner {
   using Kernel = typename Gemm::GemmKernel;
   using Arguments = typename Gemm::Arguments;
@@ -133,7 +136,8 @@ struct Runner {
   }
 
   // D (MxN, column-major) = alpha * A(MxK) * B(KxN); strides are the packed ones of the kernel's
-  // compiled layouts (CUTLASS 3.x views B as NxK).
+  // compiled layouts (CUTLASS 3.x views B as NxK). A swapped kernel gets (N, M, K), B as its A and
+  // A as its B; its packed row-major D^T (N x M) is the column-major D.
   static bool make_arguments(const cks_problem* p, Arguments& args) {
     if (p == nullptr || p->m <= 0 || p->n <= 0 || p->k <= 0 || p->A == nullptr || p->B == nullptr ||
         p->D == nullptr || p->beta != 0.0f || !knobs_apply(p->knobs))
@@ -141,18 +145,21 @@ struct Runner {
     using ElementA = typename Kernel::ElementA;
     using ElementB = typename Kernel::ElementB;
     using ElementD = typename Kernel::ElementD;
+    const int m = kSwap ? p->n : p->m, n = kSwap ? p->m : p->n;
+    const void* a = kSwap ? p->B : p->A;
+    const void* b = kSwap ? p->A : p->B;
     args.mode = cutlass::gemm::GemmUniversalMode::kGemm;
-    args.problem_shape = cute::make_shape(p->m, p->n, p->k, 1);
-    args.mainloop.ptr_A = static_cast<const ElementA*>(p->A);
-    args.mainloop.dA = cutlass::make_cute_packed_stride(typename Kernel::StrideA{}, cute::make_shape(p->m, p->k, 1));
-    args.mainloop.ptr_B = static_cast<const ElementB*>(p->B);
-    args.mainloop.dB = cutlass::make_cute_packed_stride(typename Kernel::StrideB{}, cute::make_shape(p->n, p->k, 1));
+    args.problem_shape = cute::make_shape(m, n, p->k, 1);
+    args.mainloop.ptr_A = static_cast<const ElementA*>(a);
+    args.mainloop.dA = cutlass::make_cute_packed_stride(typename Kernel::StrideA{}, cute::make_shape(m, p->k, 1));
+    args.mainloop.ptr_B = static_cast<const ElementB*>(b);
+    args.mainloop.dB = cutlass::make_cute_packed_stride(typename Kernel::StrideB{}, cute::make_shape(n, p->k, 1));
     args.epilogue.thread.alpha = p->alpha;
     args.epilogue.thread.beta = 0.0f;
     args.epilogue.ptr_C = nullptr;
-    args.epilogue.dC = cutlass::make_cute_packed_stride(typename Kernel::StrideC{}, cute::make_shape(p->m, p->n, 1));
+    args.epilogue.dC = cutlass::make_cute_packed_stride(typename Kernel::StrideC{}, cute::make_shape(m, n, 1));
     args.epilogue.ptr_D = static_cast<ElementD*>(p->D);
-    args.epilogue.dD = cutlass::make_cute_packed_stride(typename Kernel::StrideD{}, cute::make_shape(p->m, p->n, 1));
+    args.epilogue.dD = cutlass::make_cute_packed_stride(typename Kernel::StrideD{}, cute::make_shape(m, n, 1));
     args.hw_info.device_id = p->device_id;
     args.hw_info.sm_count = p->sm_count;
     args.hw_info.max_active_clusters = kPersistent ? max_active_clusters(p->device_id) : 0;
@@ -328,7 +335,7 @@ constexpr cks_knobs kKnobs = {knobs_init};
 extern "C" cudaError_t {fn}(int M, int N, int K, const void* A, const void* B, void* D, int64_t lda,
                              int64_t ldb, int64_t ldd, float alpha, cudaStream_t stream) {{
   using Gemm = cks_{id}::Gemm;
-  using Runner = cks_gen::Runner<Gemm>;
+  using Runner = cks_gen::Runner<Gemm, {swap}>;
   int device = 0, sm_count = 0;
   cudaError_t err = cudaGetDevice(&device);
   if (err != cudaSuccess) return err;
@@ -347,8 +354,11 @@ extern "C" cudaError_t {fn}(int M, int N, int K, const void* A, const void* B, v
   p.device_id = device;
   p.sm_count = sm_count;
   typename Gemm::Arguments args{{}};
-  if (!Runner::make_arguments(&p, args) || !cks_gen::set_leading_dim(args.mainloop.dA, lda) ||
-      !cks_gen::set_leading_dim(args.mainloop.dB, ldb) || !cks_gen::set_leading_dim(args.epilogue.dD, ldd))
+  // A swapped kernel's own A is the caller's B (and its B the caller's A).
+  if (!Runner::make_arguments(&p, args) ||
+      !cks_gen::set_leading_dim(args.mainloop.{lda_stride}, lda) ||
+      !cks_gen::set_leading_dim(args.mainloop.{ldb_stride}, ldb) ||
+      !cks_gen::set_leading_dim(args.epilogue.dD, ldd))
     return cudaErrorInvalidValue;
   if (Gemm::can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
   const size_t workspace_bytes = Gemm::get_workspace_size(args);
@@ -395,7 +405,7 @@ std::string generate_standalone(const KernelDesc& k, const RuntimeKnobs& knobs, 
 //
 //   kernel    {id}  {canonical}
 //   knobs     {knobs}
-//   function  extern "C" cudaError_t {fn}(M, N, K, A, B, D, lda, ldb, ldd, alpha, stream)  (below)
+{orientation}//   function  extern "C" cudaError_t {fn}(M, N, K, A, B, D, lda, ldb, ldd, alpha, stream)  (below)
 //
 // Build it with the flags cks builds its kernels with ($CUTLASS: the CUTLASS root):
 //   nvcc{flags} -I$CUTLASS/include -I$CUTLASS/tools/util/include -c {fn}.cu -o {fn}.o
@@ -418,7 +428,12 @@ std::string generate_standalone(const KernelDesc& k, const RuntimeKnobs& knobs, 
 #endif
 )cks",
       fmt::arg("version", CKS_VERSION), fmt::arg("id", id), fmt::arg("canonical", k.canonical()),
-      fmt::arg("knobs", knobs.canonical()), fmt::arg("fn", function), fmt::arg("flags", flags));
+      fmt::arg("knobs", knobs.canonical()), fmt::arg("fn", function), fmt::arg("flags", flags),
+      fmt::arg("orientation", k.swapped ? "//   swapped   the kernel runs D^T = B^T A^T, the (N, M, K) problem of layout " +
+                                              std::string(to_string(k.kernel_layout())) +
+                                              ", with a row-major D^T:\n//             the same memory as D; the "
+                                              "function takes A, B and D as below\n"
+                                        : std::string()));
   // kHeader without its first line (the TU's "Generated by" comment), the ABI header's text in
   // place of its #include.
   std::string header = kHeader;
@@ -441,7 +456,9 @@ std::string generate_standalone(const KernelDesc& k, const RuntimeKnobs& knobs, 
                                                         knobs.splits)),
                      fmt::arg("a_major", a_row ? "row-major" : "column-major"),
                      fmt::arg("b_major", b_row ? "row-major" : "column-major"),
-                     fmt::arg("lda_packed", a_row ? "K" : "M"), fmt::arg("ldb_packed", b_row ? "N" : "K"));
+                     fmt::arg("lda_packed", a_row ? "K" : "M"), fmt::arg("ldb_packed", b_row ? "N" : "K"),
+                     fmt::arg("swap", k.swapped ? "true" : "false"), fmt::arg("lda_stride", k.swapped ? "dB" : "dA"),
+                     fmt::arg("ldb_stride", k.swapped ? "dA" : "dB"));
   return src;
 }
 
@@ -461,7 +478,7 @@ std::string generate_tu(const std::vector<KernelDesc>& kernels) {
                        fmt::arg("body", indent(cutlass_type(k, "Gemm"))));
   src += "\nstatic const cks_gen::Entry kEntries[] = {\n";
   for (const auto& k : kernels) {
-    const std::string r = fmt::format("cks_gen::Runner<cks_{}::Gemm>", k.id());
+    const std::string r = fmt::format("cks_gen::Runner<cks_{}::Gemm{}>", k.id(), k.swapped ? ", true" : "");
     src += fmt::format("  {{\"{id}\", \"{canonical}\", &{r}::can_implement, &{r}::workspace_size, &{r}::initialize}},\n",
                        fmt::arg("id", k.id()), fmt::arg("canonical", k.canonical()), fmt::arg("r", r));
   }

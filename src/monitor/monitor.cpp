@@ -315,12 +315,12 @@ void Collector::load() {
       ks.rank = std::min(ks.rank, (static_cast<size_t>(pg.priority) << 32) | pos);
       ++ks.queued_in_group[gi];
       if (!fake && !ks.desc) {
-        const Catalogue& cat = Catalogue::get(pg.group.layout);
-        const auto idx = cat.find(kernel);
-        if (!idx)
+        // A kernel of the group layout's catalogue, or a swapped kernel of that layout.
+        const auto desc = find_kernel(pg.group.layout, kernel);
+        if (!desc)
           throw Error("plan group " + pg.group.key + ": kernel " + kernel + " is not in the " +
                       std::string(to_string(pg.group.layout)) + " catalogue");
-        ks.desc = cat.kernels()[*idx];
+        ks.desc = *desc;
       }
     }
     summary_.items += pg.candidates.size();

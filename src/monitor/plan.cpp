@@ -100,12 +100,15 @@ GroupInfo parse_group_info(const json& g, const Where& w) {
 // s=999, k=-4) are refused either way.
 class KnobCheck {
  public:
-  explicit KnobCheck(Layout layout) : cat_(Catalogue::get(layout)) {}
+  explicit KnobCheck(Layout layout) : layout_(layout) {}
   // Empty when allowed, else why not.
   std::string check(const std::string& kernel_id, const RuntimeKnobs& knobs) {
-    if (const auto idx = cat_.find(kernel_id)) {
-      auto [it, fresh] = by_kernel_.try_emplace(*idx);
-      if (fresh) it->second = knob_settings(cat_.kernels()[*idx]);
+    auto [it, fresh] = by_kernel_.try_emplace(kernel_id);
+    if (fresh) {
+      // A kernel of the layout's catalogue or a swapped kernel of the layout (find_kernel).
+      if (const auto desc = find_kernel(layout_, kernel_id)) it->second = knob_settings(*desc);
+    }
+    if (!it->second.empty()) {
       if (knobs == RuntimeKnobs{}) return "";
       for (const auto& k : it->second)
         if (k == knobs) return "";
@@ -137,8 +140,9 @@ class KnobCheck {
       }
     return out;
   }
-  const Catalogue& cat_;
-  std::unordered_map<uint32_t, std::vector<RuntimeKnobs>> by_kernel_;
+  Layout layout_;
+  // Knob settings by kernel ID; empty for an ID that is no kernel of the layout.
+  std::unordered_map<std::string, std::vector<RuntimeKnobs>> by_kernel_;
 };
 
 std::vector<CandidateRef> parse_candidate_list(const json& list, Layout layout, const Where& w) {

@@ -117,12 +117,15 @@ Plan make_picks_plan(const std::vector<GroupInfo>& groups, const Registry* reg, 
     const GroupInfo& g = groups[gi];
     const std::vector<Ranking>& ranked = all_ranked[gi];
     OrderedSet order;
-    const Catalogue& cat = Catalogue::get(g.layout);
-    const auto& by_kernel = candidates_by_kernel(g.layout);
     const size_t first = std::min(o.knob_top, ranked[0].size());
     for (size_t r = 0; r < first; ++r) order.add(ref_of(ranked[0][r]));
-    for (size_t r = 0; r < first; ++r)
-      for (uint32_t c : by_kernel[ranked[0][r].kernel]) order.add({ranked[0][r].kernel_id, cat.candidates()[c].knobs.canonical()});
+    for (size_t r = 0; r < first; ++r) {
+      // A swapped pick's index is into swap_layout's catalogue; its knobs are that kernel's.
+      const Selection& s = ranked[0][r];
+      const Layout l = s.swapped ? swap_layout(g.layout) : g.layout;
+      const Catalogue& cat = Catalogue::get(l);
+      for (uint32_t c : candidates_by_kernel(l)[s.kernel]) order.add({s.kernel_id, cat.candidates()[c].knobs.canonical()});
+    }
     for (size_t r = 0; r < o.knob_top; ++r)
       for (size_t m = 1; m < ranked.size(); ++m)
         if (r < ranked[m].size()) order.add(ref_of(ranked[m][r]));
@@ -276,16 +279,15 @@ Plan make_fill_plan(const std::vector<GroupInfo>& groups, const Registry& reg,
     const std::set<CandidateRef> finished(done.begin(), done.end());
     std::set<std::string> measured;  // kernels with any final row here (another knob setting counts)
     for (const auto& c : finished) measured.insert(c.first);
-    const Catalogue& cat = Catalogue::get(g.layout);
     PlanGroup pg{g, {}, "", false, false, o.priority};
     for (const std::string& id : it->second) {
       if (measured.count(id)) continue;
-      const auto index = cat.find(id);
-      if (!index) {
+      const auto desc = find_kernel(g.layout, id);  // swapped kernels included
+      if (!desc) {
         ++unknown;
         continue;
       }
-      pg.candidates.push_back({id, knob_settings(cat.kernels()[*index]).front().canonical()});
+      pg.candidates.push_back({id, knob_settings(*desc).front().canonical()});
     }
     if (!pg.candidates.empty()) plan.groups.push_back(std::move(pg));
   }
@@ -345,12 +347,21 @@ Plan make_sidebyside_plan(const std::vector<GroupInfo>& groups, const Registry* 
   Plan plan;
   plan.name = o.name;
   plan.created_by = std::string("cks plan sidebyside ") + CKS_VERSION;
-  size_t compared = 0;
+  size_t compared = 0, skipped_same = 0;
   std::set<std::string> kernels;
   const auto all_ranked = rankings(groups, methods);
   for (size_t gi = 0; gi < groups.size(); ++gi) {
     const GroupInfo& g = groups[gi];
     const std::vector<Ranking>& ranked = all_ranked[gi];
+    if (o.only_differing) {
+      bool differs = false;
+      for (size_t m = 1; m < ranked.size(); ++m)
+        differs |= !ranked[m].empty() && !ranked[0].empty() && ref_of(ranked[m][0]) != ref_of(ranked[0][0]);
+      if (!differs) {
+        ++skipped_same;
+        continue;
+      }
+    }
     OrderedSet set;
     for (size_t r = 0; r < std::min(o.pick_top, ranked[0].size()); ++r) set.add(ref_of(ranked[0][r]));
     for (size_t m = 1; m < ranked.size(); ++m)
@@ -385,18 +396,19 @@ Plan make_sidebyside_plan(const std::vector<GroupInfo>& groups, const Registry* 
   }
   nlohmann::ordered_json ms = nlohmann::json::array();
   for (const auto& m : methods) ms.push_back({{"name", m.name}, {"ranking", m.selector->description() + " [" + m.selector->mode() + "]"}});
-  plan.header_json = nlohmann::ordered_json{{"created_at", utc_now()},
-                                            {"policy", "sidebyside"},
-                                            {"methods", ms},
-                                            {"reps", o.reps},
-                                            {"round", o.round},
-                                            {"measured_top", o.measured_top},
-                                            {"pick_top", o.pick_top},
-                                            {"other_top", o.other_top},
-                                            {"base_groups", groups.size()},
-                                            {"candidates_per_rep", compared},
-                                            {"kernels", kernels.size()}}
-                         .dump();
+  nlohmann::ordered_json header{{"created_at", utc_now()},
+                                {"policy", "sidebyside"},
+                                {"methods", ms},
+                                {"reps", o.reps},
+                                {"round", o.round},
+                                {"measured_top", o.measured_top},
+                                {"pick_top", o.pick_top},
+                                {"other_top", o.other_top},
+                                {"base_groups", groups.size() - skipped_same},
+                                {"candidates_per_rep", compared},
+                                {"kernels", kernels.size()}};
+  if (o.only_differing) header["base_groups_same_first_pick_skipped"] = skipped_same;
+  plan.header_json = header.dump();
   return plan;
 }
 

@@ -497,7 +497,46 @@ struct Selector::Impl {
     });
   }
 
+  // The ranking of SelectorOptions::orientations: the problem's own (rank_one), or with `both`
+  // its own and its transposed problem's interleaved, the leading orientation first. Both
+  // rankings go at least orientation_depth deep, so that which leads does not depend on depth
+  // (a --top 1 pick stays the first of a --top 256 list).
   std::shared_ptr<const std::vector<Selection>> rank(const Problem& p, size_t depth) const {
+    if (options.orientations == Orientations::own) return rank_one(p, depth);
+    const size_t d = std::max(depth, options.orientation_depth);
+    const Problem q{p.n, p.m, p.k, swap_layout(p.layout)};
+    const auto own = rank_one(p, d);
+    auto swapped = std::make_shared<std::vector<Selection>>(*rank_one(q, d));
+    const Catalogue& qcat = Catalogue::get(q.layout);
+    for (auto& s : *swapped) {
+      const KernelDesc t = qcat.kernels()[s.kernel].swapped_twin();
+      s.kernel_id = t.id();
+      s.canonical = t.canonical();
+      s.swapped = true;
+    }
+    // An orientation's estimate: the best static score (absolute efficiency, padding and waves
+    // included) among its first orientation_depth candidates, on its own problem.
+    const auto estimate = [&](const Problem& pr, const std::vector<Selection>& list) {
+      const Catalogue& cat = Catalogue::get(pr.layout);
+      const GemmShape shape{pr.m, pr.n, pr.k};
+      double best = 0;
+      for (size_t i = 0; i < std::min(list.size(), options.orientation_depth); ++i)
+        best = std::max(best, cks::static_score(shape, cat.kernels()[list[i].kernel], list[i].knobs, hw));
+      return best;
+    };
+    const bool swap_leads = estimate(q, *swapped) > (1.0 + options.swap_margin) * estimate(p, *own);
+    const std::vector<Selection>& lead = swap_leads ? *swapped : *own;
+    const std::vector<Selection>& follow = swap_leads ? *own : *swapped;
+    auto out = std::make_shared<std::vector<Selection>>();
+    for (size_t i = 0; out->size() < depth && (i < lead.size() || i < follow.size()); ++i) {
+      if (i < lead.size()) out->push_back(lead[i]);
+      if (i < follow.size() && out->size() < depth) out->push_back(follow[i]);
+    }
+    return out;
+  }
+
+  // One orientation: the problem's own layout catalogue.
+  std::shared_ptr<const std::vector<Selection>> rank_one(const Problem& p, size_t depth) const {
     const Catalogue& cat = Catalogue::get(p.layout);
     const std::vector<Candidate>& cands = cat.candidates();
     const auto state = layout_state(p.layout);
@@ -662,7 +701,8 @@ const HardwareDesc& Selector::hw() const { return impl_->hw; }
 const SelectorOptions& Selector::options() const { return impl_->options; }
 std::string Selector::description() const { return impl_->origin; }
 std::string Selector::mode() const {
-  if (!impl_->model) return "static score";
+  if (!impl_->model)
+    return impl_->options.orientations == Orientations::both ? "static score; both orientations" : "static score";
   if (!impl_->two_stage()) return "exhaustive";
   std::string m = "prefilter " + std::to_string(impl_->options.prefilter);
   if (impl_->options.prior_weight == 0) m += " (static score only)";
@@ -675,6 +715,7 @@ std::string Selector::mode() const {
                    std::to_string(impl_->options.evidence_groups) + " nearest groups";
   if (impl_->cascade())
     m += ", cascade " + std::to_string(impl_->options.cascade_terms) + " trees -> " + std::to_string(impl_->options.cascade_keep);
+  if (impl_->options.orientations == Orientations::both) m += "; both orientations";
   return m;
 }
 size_t Selector::cached_problems() const {

@@ -109,6 +109,53 @@ TEST(CatalogueIds, CanonicalRoundTripsAndFindsEveryKernel) {
   EXPECT_THROW(KernelDesc::from_canonical("sm90_bf16_tn_128x128_1x1x1_s0_cooperative+no_smem+persistent"), Error);
 }
 
+// Swapped kernels (D^T = B^T A^T with a row-major D^T) live outside the catalogues: every
+// unswapped ID is unchanged, a swapped kernel's canonical text ends in "+swap", and find_kernel
+// resolves its ID in its own layout (the swap of its CUTLASS kernel's).
+TEST(CatalogueIds, SwappedKernelsAreFoundByIdOutsideTheCatalogue) {
+  for (Layout l : kLayouts) {
+    const Catalogue& base = Catalogue::get(swap_layout(l));
+    for (uint32_t i = 0; i < base.kernels().size(); i += 997) {
+      const KernelDesc& k = base.kernels()[i];
+      EXPECT_EQ(k.canonical().find("+swap"), std::string::npos);
+      const KernelDesc t = k.swapped_twin();
+      EXPECT_TRUE(t.swapped);
+      EXPECT_EQ(t.layout, l);
+      EXPECT_EQ(t.kernel_layout(), k.layout);
+      EXPECT_TRUE(t.canonical().ends_with("+swap"));
+      if (l == k.layout) EXPECT_EQ(t.canonical(), k.canonical() + "+swap");
+      EXPECT_EQ(t.unswapped(), k);
+      EXPECT_EQ(KernelDesc::from_canonical(t.canonical()), t);
+      EXPECT_EQ(find_kernel(l, t.id()), std::optional<KernelDesc>(t)) << t.canonical();
+      EXPECT_EQ(Catalogue::get(l).find(t.id()), std::nullopt);  // not a catalogue kernel
+      EXPECT_EQ(find_kernel(k.layout, k.id()), std::optional<KernelDesc>(k));
+      EXPECT_EQ(invalid_reason(t, default_hw()), "") << t.canonical();
+      EXPECT_THROW(t.swapped_twin(), Error);
+    }
+  }
+  EXPECT_EQ(swap_layout(Layout::nn), Layout::tt);
+  EXPECT_EQ(swap_layout(Layout::tt), Layout::nn);
+  EXPECT_EQ(swap_layout(Layout::tn), Layout::tn);
+  EXPECT_EQ(swap_layout(Layout::nt), Layout::nt);
+  // A tt kernel's swapped twin belongs to nn, not tt.
+  const KernelDesc tt = Catalogue::get(Layout::tt).kernels().front();
+  EXPECT_EQ(find_kernel(Layout::tt, tt.swapped_twin().id()), std::nullopt);
+  EXPECT_EQ(find_kernel(Layout::tn, "k0000000000000000"), std::nullopt);
+  EXPECT_THROW(KernelDesc::from_canonical(tt.canonical() + "+swop"), Error);
+  EXPECT_THROW(KernelDesc::from_canonical(tt.canonical() + "+swap+swap"), Error);
+}
+
+// Validity follows the CUTLASS kernel's layout: a swapped nn kernel runs a tt kernel, whose
+// N-major B takes a tile N of 24; a swapped tt kernel runs an nn kernel, whose K-major B does not.
+TEST(CatalogueIds, SwappedKernelValidityIsTheirCutlassKernels) {
+  const auto k = KernelDesc::from_canonical("sm90_bf16_tt_128x24x64_1x1x1_s0_pingpong+tma_ws+persistent");
+  EXPECT_EQ(invalid_reason(k, default_hw()), "");
+  EXPECT_EQ(invalid_reason(k.swapped_twin(), default_hw()), "");
+  auto t = k.swapped_twin();
+  t.layout = Layout::tt;  // now runs an nn kernel
+  EXPECT_NE(invalid_reason(t, default_hw()).find("K-major B (layout nn)"), std::string::npos);
+}
+
 TEST(CatalogueKnobs, BasicKernelAdmitsOnlyTheDefault) {
   KernelDesc k{Layout::tn, 128, 128, 64, 1, 1, 0, MainloopSchedule::tma_ws, EpilogueSchedule::no_smem,
                TileSchedulerKind::persistent};

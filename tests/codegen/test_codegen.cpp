@@ -127,6 +127,25 @@ TEST(CodegenTu, OneNamespacePerKernelAndTheAbiTable) {
   EXPECT_TRUE(has(tu, "cutlass::Status run(cudaStream_t stream) override { return gemm.run(stream); }"));
 }
 
+// A swapped kernel instantiates swap_layout(layout)'s kernel with a row-major C and D, and its table
+// row drives it through Runner<Gemm, true> (operands and M, N exchanged); its unswapped twin
+// shares the batch under its own ID.
+TEST(CodegenTu, SwappedKernelHasARowMajorDAndTheSwappingRunner) {
+  const auto base = KernelDesc::from_canonical("sm90_bf16_tt_128x144x64_1x1x1_s0_pingpong+tma_ws+persistent");
+  const KernelDesc t = base.swapped_twin();  // an nn kernel
+  ASSERT_EQ(t.layout, Layout::nn);
+  const std::string type = cutlass_type(t, "Gemm");
+  EXPECT_EQ(count(type, "cutlass::bfloat16_t, cutlass::layout::RowMajor, 8,\n    cutlass::bfloat16_t, cutlass::layout::RowMajor, 8,"), 1u)
+      << type;  // A and B: tt
+  EXPECT_EQ(count(type, "void, cutlass::layout::RowMajor, 8,"), 1u);
+  EXPECT_EQ(count(type, "cutlass::bfloat16_t, cutlass::layout::RowMajor, 8,\n    cutlass::epilogue::"), 1u);
+  EXPECT_EQ(count(cutlass_type(base, "Gemm"), "cutlass::layout::RowMajor"), 2u);  // A and B only
+  const std::string tu = generate_tu({base, t});
+  EXPECT_EQ(count(tu, "&cks_gen::Runner<cks_" + t.id() + "::Gemm, true>::can_implement"), 1u);
+  EXPECT_EQ(count(tu, "&cks_gen::Runner<cks_" + base.id() + "::Gemm>::can_implement"), 1u);
+  EXPECT_TRUE(has(tu, "const int m = kSwap ? p->n : p->m, n = kSwap ? p->m : p->n;"));
+}
+
 TEST(CodegenTu, RejectsEmptyAndDuplicateBatches) {
   EXPECT_THROW(generate_tu({}), Error);
   const auto k = KernelDesc::from_canonical("sm90_bf16_tn_128x128x64_1x1x1_s0_cooperative+tma_ws_cooperative+persistent");

@@ -37,9 +37,10 @@ using test::slurp;
 
 // The kernel libraries' translation unit is the executable cache's key (library_hash hashes its
 // text): emit must not change it, or every cached kernel library is rebuilt on the next lease.
-// A deliberate change of the generated TU updates this constant.
+// A deliberate change of the generated TU updates this constant (last: the swapped kernels'
+// Runner<Gemm, kSwap>, session 30; every cached library is built once more).
 TEST(CodegenTu, TextIsUnchangedByEmit) {
-  EXPECT_EQ(hex64(fnv1a64(generate_tu({KernelDesc::from_canonical(kCoop)}))), "ac4af3c4a66b0e92");
+  EXPECT_EQ(hex64(fnv1a64(generate_tu({KernelDesc::from_canonical(kCoop)}))), "bff8e7032a11b968");
 }
 
 TEST(Emit, DefinesPrecedeEveryInclude) {
@@ -138,6 +139,32 @@ TEST(SelectCli, CutlassTypeSaysWhatItNeeds) {
                                   "--fallback", "static", "--format", "csv", "--cutlass-type"});
   ASSERT_EQ(csv.code(), 0) << csv.err;
   EXPECT_NE(csv.err.find("cks emit ID --knobs KNOBS"), std::string::npos) << csv.err;
+}
+
+// --orientations both: a swapped column, swapped kernels' types with a row-major D, and `cks emit`
+// takes a swapped pick's ID; a bad value is one error line.
+TEST(SelectCli, BothOrientationsListSwappedKernelsThatEmitTakes) {
+  const auto csv = test::run_cli({"select", "--m", "136", "--n", "14336", "--k", "5120", "--layout", "tn", "--top", "2",
+                                  "--fallback", "static", "--orientations", "both", "--format", "csv"});
+  ASSERT_EQ(csv.code(), 0) << csv.err;
+  std::vector<std::string> lines;
+  std::istringstream in(csv.out);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  ASSERT_EQ(lines.size(), 3u) << csv.out;
+  EXPECT_EQ(lines[0], "rank,kernel_id,canonical,knobs,score,swapped,cutlass_type");
+  EXPECT_NE(lines[1].find("+swap,"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find(",1,"), std::string::npos) << lines[1];
+  EXPECT_NE(lines[1].find("cutlass::bfloat16_t, cutlass::layout::RowMajor, 8, cutlass::epilogue::"), std::string::npos);
+  EXPECT_EQ(lines[2].find("+swap,"), std::string::npos) << lines[2];
+  const std::string id = lines[1].substr(lines[1].find(',') + 1, 17);
+  const auto emit = test::run_cli({"emit", id});
+  ASSERT_EQ(emit.code(), 0) << emit.err;
+  EXPECT_NE(emit.out.find("using Runner = cks_gen::Runner<Gemm, true>;"), std::string::npos);
+  EXPECT_NE(emit.out.find("!cks_gen::set_leading_dim(args.mainloop.dB, lda)"), std::string::npos);
+  const auto bad = test::run_cli({"select", "--m", "136", "--n", "14336", "--k", "5120", "--layout", "tn",
+                                  "--fallback", "static", "--orientations", "sideways"});
+  EXPECT_NE(bad.code(), 0);
+  EXPECT_NE(bad.err.find("--orientations: 'sideways' is not own or both"), std::string::npos) << bad.err;
 }
 
 // Compiles what `cks emit` prints with nvcc to an object (one kernel; ~1-3 minutes on 2 cores),

@@ -48,7 +48,9 @@ TEST(CompileNvcc, SmallBatchBuildsExportsTheAbiAndIsCached) {
   ScratchDir dir;
   const std::vector<KernelDesc> batch{
       KernelDesc::from_canonical("sm90_bf16_tn_128x128x64_1x1x1_s0_cooperative+tma_ws_cooperative+persistent"),
-      KernelDesc::from_canonical("sm90_bf16_tn_64x128x64_1x1x1_s0_pingpong+no_smem+persistent")};
+      KernelDesc::from_canonical("sm90_bf16_tn_64x128x64_1x1x1_s0_pingpong+no_smem+persistent"),
+      // A swapped kernel: the transposed problem with a row-major D (TMA epilogue).
+      KernelDesc::from_canonical("sm90_bf16_tn_64x144x64_1x1x1_s0_pingpong+tma_ws+persistent+swap")};
   LibraryResult lib;
   {
     CompilePool pool(real_options(dir, 1));
@@ -76,12 +78,12 @@ TEST(CompileNvcc, SmallBatchBuildsExportsTheAbiAndIsCached) {
     ASSERT_NE(get, nullptr);
     const cks_kernel_lib* api = get();
     EXPECT_EQ(api->abi_version, CKS_KERNEL_LIB_ABI_VERSION);
-    ASSERT_EQ(api->count(), 2);
-    for (int i = 0; i < 2; ++i) {
+    ASSERT_EQ(api->count(), 3);
+    for (int i = 0; i < 3; ++i) {
       EXPECT_EQ(api->kernel_id(i), batch[static_cast<size_t>(i)].id());
       EXPECT_EQ(api->canonical(i), batch[static_cast<size_t>(i)].canonical());
     }
-    EXPECT_EQ(api->kernel_id(2), nullptr);
+    EXPECT_EQ(api->kernel_id(3), nullptr);
     static char fake_buffer[256];  // never dereferenced by can_implement / workspace_size
     cks_problem p{};
     p.m = 16;
@@ -94,7 +96,18 @@ TEST(CompileNvcc, SmallBatchBuildsExportsTheAbiAndIsCached) {
     EXPECT_EQ(api->can_implement(0, &p), CKS_OK);
     EXPECT_EQ(api->can_implement(1, &p), CKS_OK);
     EXPECT_EQ(api->workspace_size(0, &p), 0u);  // persistent scheduler: no workspace
+    EXPECT_EQ(api->can_implement(2, &p), CKS_OK);
     EXPECT_EQ(api->can_implement(5, &p), CKS_BAD_INDEX);
+    // N is free in tn (no operand has it contiguous): both orientations take N = 4100, which the
+    // swapped kernel runs as its M, with D^T row-major (N x M, rows of M = 16 elements).
+    p.n = 4100;
+    EXPECT_EQ(api->can_implement(0, &p), CKS_OK);
+    EXPECT_EQ(api->can_implement(2, &p), CKS_OK);
+    p.n = 4096;
+    p.m = 4100;  // M is D's contiguous dimension in either orientation: neither can take it
+    EXPECT_EQ(api->can_implement(0, &p), CKS_CANNOT_IMPLEMENT);
+    EXPECT_EQ(api->can_implement(2, &p), CKS_CANNOT_IMPLEMENT);
+    p.m = 16;
     p.k = 4100;  // rows of the K-major operands no longer 16-byte aligned: TMA cannot take them
     EXPECT_EQ(api->can_implement(0, &p), CKS_CANNOT_IMPLEMENT);
     p.k = 4096;

@@ -346,3 +346,56 @@ TEST(PlanPicks, CliRunNormalizeTakesOnOffOrOffset) {
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.err.find("on, off or offset"), std::string::npos) << bad.err;
 }
+
+// The `both` method (Orientations::both): `--only-differing` keeps the base groups where its first
+// pick is not the deployed one's (M = 136: a swapped kernel leads; 1024 x 2048: the same first
+// pick), and `plan picks` led by it gives its swapped picks their own knob settings.
+TEST(PlanSideBySide, OnlyDifferingKeepsTheGroupsWhereSwappedKernelsLead) {
+  ScratchDir dir;
+  const std::string path = write_registry(dir);
+  {
+    Registry reg(path);
+    reg.upsert_group(test_group(136, 14336, 5120, "eval"));
+  }
+  const Registry reg(path, RegistryOptions{.create = false});
+  SelectorOptions bo;
+  bo.orientations = Orientations::both;
+  const Selector both = Selector::static_score(default_hw(), bo);
+  SideBySidePlanOptions o;
+  o.reps = 2;
+  o.pick_top = 2;
+  o.other_top = 2;
+  o.measured_top = 0;
+  o.only_differing = true;
+  const Plan p = make_sidebyside_plan(eval_groups(reg), &reg, {{"deployed", &static_selector(), 16}, {"both", &both, 16}}, o);
+  ASSERT_EQ(p.groups.size(), 2u);  // the 136 group's two repetitions only
+  EXPECT_EQ(sidebyside_base_key(p.groups[0].group.key), group_key(136, 14336, 5120, Layout::tn));
+  EXPECT_NE(p.header_json.find("\"base_groups_same_first_pick_skipped\":1"), std::string::npos) << p.header_json;
+  size_t swapped = 0;
+  for (const auto& [id, knobs] : p.groups[0].candidates) {
+    const auto desc = find_kernel(Layout::tn, id);
+    ASSERT_TRUE(desc.has_value()) << id;
+    swapped += desc->swapped;
+  }
+  // deployed's first two (own), both's first two: a swapped kernel, then deployed's first.
+  EXPECT_EQ(p.groups[0].candidates.size(), 3u);
+  EXPECT_EQ(swapped, 1u);
+  o.only_differing = false;
+  EXPECT_EQ(make_sidebyside_plan(eval_groups(reg), &reg, {{"deployed", &static_selector(), 16}, {"both", &both, 16}}, o)
+                .groups.size(),
+            4u);
+
+  PicksOptions po;
+  po.knob_top = 1;
+  const Plan picks = make_picks_plan({test_group(136, 14336, 5120, "eval")}, nullptr, {{"both", &both, 4}}, po);
+  ASSERT_EQ(picks.groups.size(), 1u);
+  const std::string first = picks.groups[0].candidates[0].first;
+  const auto twin = find_kernel(Layout::tn, first);
+  ASSERT_TRUE(twin && twin->swapped);
+  std::set<std::string> knobs;
+  for (const auto& [id, k] : picks.groups[0].candidates)
+    if (id == first) knobs.insert(k);
+  std::set<std::string> want;
+  for (const auto& k : knob_settings(*twin)) want.insert(k.canonical());
+  EXPECT_EQ(knobs, want);
+}

@@ -66,3 +66,39 @@ def test_clock_split_sorts_groups_by_run_and_clock(tmp_path: pathlib.Path) -> No
     assert table["one run, clocks > 30 MHz apart"].startswith("| one run, clocks > 30 MHz apart | 1 | 1.00 %")
     r = run("clock_split.py", str(reg), str(f), "no such method")
     assert r.returncode != 0 and "no covered rows of method 'no such method'" in r.stderr
+
+
+def test_add_swapped_names_twins_as_the_catalogue_does_and_adds_them_per_rep(tmp_path: pathlib.Path) -> None:
+    """data/plans/lease39/add_swapped.py: the twin's ID is KernelDesc::id() of its canonical text (checked
+    against `cks catalogue show` in session 30), and each original repetition gets its proxy's twins."""
+    import importlib.util
+    import json
+
+    script = ROOT / "data/plans/lease39/add_swapped.py"
+    spec = importlib.util.spec_from_file_location("add_swapped", script)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    assert mod.twin("sm90_bf16_tt_128x144x64_1x1x1_s0_pingpong+tma_ws+persistent") == (
+        "k73dd8ea4a563102d", "sm90_bf16_nn_128x144x64_1x1x1_s0_pingpong+tma_ws+persistent+swap")
+    cat = tmp_path / "cat.csv"
+    cat.write_text("id,canonical\nkaaa,sm90_bf16_tt_128x144x64_1x1x1_s0_pingpong+tma_ws+persistent\n")
+
+    def group(m, n, layout, base_set, rep, cands):
+        tags = {"base_set": base_set, "rep": rep}
+        return {"group": {"key": f"{m}x{n}~r{rep}", "m": m, "n": n, "k": 64, "layout": layout, "tags": tags},
+                "candidates": cands}
+
+    rows = [group(136, 4096, "nn", "family", 1, [["kbbb", "r=h,s=1,d=h,k=1"]]),
+            group(136, 4096, "nn", "family", 2, [["kbbb", "r=h,s=1,d=h,k=1"]]),
+            group(4096, 136, "tt", "swap", 1, [["kaaa", "r=m,s=2,d=h,k=1"]]),
+            group(4096, 136, "tt", "swap", 2, [["kaaa", "r=n,s=1,d=h,k=1"]])]
+    plan, out, twins = tmp_path / "p.jsonl", tmp_path / "o.jsonl", tmp_path / "t.csv"
+    plan.write_text(json.dumps({"plan_version": 1}) + "\n" + "".join(json.dumps(r) + "\n" for r in rows))
+    r = subprocess.run([sys.executable, str(script), str(plan), str(cat), str(out), str(twins)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    got = [json.loads(l) for l in out.read_text().splitlines()[1:]]
+    assert got[0]["candidates"] == [["kbbb", "r=h,s=1,d=h,k=1"], ["k73dd8ea4a563102d", "r=m,s=2,d=h,k=1"]]
+    assert got[1]["candidates"] == [["kbbb", "r=h,s=1,d=h,k=1"], ["k73dd8ea4a563102d", "r=n,s=1,d=h,k=1"]]
+    assert got[2]["candidates"] == rows[2]["candidates"]  # the proxies are unchanged
+    assert twins.read_text().splitlines()[1].startswith("k73dd8ea4a563102d,sm90_bf16_nn_")

@@ -242,6 +242,43 @@ TEST(SelectorStatic, FallbackRanksByTheStaticScore) {
   }
 }
 
+// --orientations both: the problem's own ranking and its transposed problem's, run by swapped
+// kernels, interleaved; the swapped orientation leads where its best static estimate is ahead
+// (M = 136: tile N 144 against tile M 192), the own one elsewhere; the head does not depend on depth.
+TEST(SelectorOrientations, BothInterleavesTheTransposedProblemsSwappedKernels) {
+  SelectorOptions o;
+  o.orientations = Orientations::both;
+  const Selector both = Selector::static_score(default_hw(), o);
+  const Selector own = Selector::static_score(default_hw());
+  EXPECT_EQ(both.mode(), "static score; both orientations");
+  const Problem odd{136, 14336, 5120, Layout::nn};
+  const Problem transposed{14336, 136, 5120, Layout::tt};
+  const Ranking r = both.select(odd, 16);
+  const Ranking mine = own.select(odd, 8), theirs = own.select(transposed, 8);
+  ASSERT_EQ(r.size(), 16u);
+  for (size_t i = 0; i < 8; ++i) {
+    const Selection& s = r[2 * i];  // the swapped orientation leads
+    EXPECT_TRUE(s.swapped) << i;
+    EXPECT_TRUE(same_candidate(s, theirs[i])) << i;  // an index into the tt catalogue
+    const KernelDesc t = Catalogue::get(Layout::tt).kernels()[s.kernel].swapped_twin();
+    EXPECT_EQ(s.canonical, t.canonical());
+    EXPECT_EQ(s.kernel_id, t.id());
+    EXPECT_EQ(find_kernel(Layout::nn, s.kernel_id), std::optional<KernelDesc>(t));
+    EXPECT_FALSE(r[2 * i + 1].swapped);
+    EXPECT_TRUE(same_candidate(r[2 * i + 1], mine[i])) << i;
+    EXPECT_EQ(r[2 * i + 1].kernel_id, mine[i].kernel_id);
+  }
+  EXPECT_GT(theirs[0].score, 1.05 * mine[0].score);
+  EXPECT_TRUE(same_candidate(both.select_uncached(odd, 1)[0], r[0]));
+  // A square problem: the own orientation leads (the two estimates are equal).
+  const Ranking sq = both.select(Problem{4096, 4096, 4096, Layout::tn}, 2);
+  ASSERT_EQ(sq.size(), 2u);
+  EXPECT_FALSE(sq[0].swapped);
+  EXPECT_TRUE(sq[1].swapped);
+  // own (the default) never returns a swapped kernel.
+  for (const Selection& s : own.select(odd, 16)) EXPECT_FALSE(s.swapped);
+}
+
 TEST(SelectorStaticIndex, ClassScoresAreTheStaticScore) {
   const Catalogue& cat = Catalogue::get(Layout::tn);
   const selector_detail::StaticIndex index(cat, default_hw());

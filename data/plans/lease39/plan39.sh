@@ -19,6 +19,8 @@
 #     and the exhaustive ranking's top 2 on (N, M, K, L'), cuBLAS.
 # Read: per base, best swapped kernel / cuBLAS of the original (and / the original's best), with the
 # two cuBLAS times side by side (cuBLAS chooses its own orientation either way).
+# Since session 30 the originals also measure the real swapped kernels (row-major D) of the proxy's
+# candidates, in the same repetitions: read_swapped.py REGISTRY data/plans/lease39/swapped_twins.csv.
 #   REG=<corpus merged through lease 35> bash data/plans/lease39/plan39.sh
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
@@ -68,5 +70,10 @@ with open(sys.argv[4], "w") as f:
 bases = {r["group"]["tags"]["base_key"] for r in rows}
 print(f"{len(bases)} base groups, {len(rows)} groups, {header['candidates']} candidates, {header['kernels']} kernels", file=sys.stderr)
 PY
+# Session 30: the real swapped kernels (row-major D, KernelDesc::swapped) beside the proxy: each
+# original group's repetitions also measure the twins of its proxy's candidates (add_swapped.py).
+$CKS catalogue list --layout all --format csv > "$OUT/catalogue.csv"
+python3 data/plans/lease39/add_swapped.py "$OUT/$NAME.jsonl" "$OUT/catalogue.csv" "$OUT/$NAME.swapped.jsonl" \
+  data/plans/lease39/swapped_twins.csv
 mkdir -p "$(dirname "$DEST")"
-xz -9 -T2 -c "$OUT/$NAME.jsonl" > "$DEST"
+xz -9 -T2 -c "$OUT/$NAME.swapped.jsonl" > "$DEST"

@@ -798,7 +798,7 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
       } else {
         std::string canonical;
         if (bundle_ && bundle_->kernels.count(rec.winner)) canonical = bundle_->kernels.at(rec.winner).canonical;
-        else if (auto i = Catalogue::get(c.layout).find(rec.winner)) canonical = Catalogue::get(c.layout).kernels()[*i].canonical();
+        else if (auto desc = find_kernel(c.layout, rec.winner)) canonical = desc->canonical();
         int rank = 0;
         for (const auto& cand : ranked)
           if (cand.kernel_id == rec.winner && cand.knobs == rec.knobs) rank = cand.rank;

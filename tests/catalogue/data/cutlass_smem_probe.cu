@@ -8,6 +8,9 @@
 //   python3 tests/catalogue/data/cutlass_smem_probe_cases.py 2 120 > /tmp/cases.inc
 //   nvcc -std=c++17 -arch=sm_90a --expt-relaxed-constexpr -w -I third_party/cutlass/include \
 //        -I /tmp -o /tmp/probe tests/catalogue/data/cutlass_smem_probe.cu && /tmp/probe
+// The swapped kernels' measurement, cutlass_smem_probe_swapped.txt (D row-major; the case names
+// give the CUTLASS kernel's layout, i.e. swap_layout of the swapped kernel's):
+//   python3 tests/catalogue/data/cutlass_smem_probe_cases.py 3 80 rowmajor-d > /tmp/cases.inc, then the same.
 #include <cstdio>
 
 #include "cute/tensor.hpp"
@@ -20,12 +23,13 @@
 
 using namespace cute;
 
-template <int TM, int TN, int TK, int CM, int CN, int S, class LA, class LB, class KS, class ES, class Sched>
+template <int TM, int TN, int TK, int CM, int CN, int S, class LA, class LB, class KS, class ES, class Sched,
+          class LD = cutlass::layout::ColumnMajor>
 void probe(const char* name) {
   using Epi = typename cutlass::epilogue::collective::CollectiveBuilder<
       cutlass::arch::Sm90, cutlass::arch::OpClassTensorOp, Shape<Int<TM>, Int<TN>, Int<TK>>, Shape<Int<CM>, Int<CN>, _1>,
-      cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, cutlass::layout::ColumnMajor, 8,
-      cutlass::bfloat16_t, cutlass::layout::ColumnMajor, 8, ES>::CollectiveOp;
+      cutlass::epilogue::collective::EpilogueTileAuto, float, float, void, LD, 8,
+      cutlass::bfloat16_t, LD, 8, ES>::CollectiveOp;
   using StageT = cute::conditional_t<S == 0,
       cutlass::gemm::collective::StageCountAutoCarveout<static_cast<int>(sizeof(typename Epi::SharedStorage))>,
       cutlass::gemm::collective::StageCount<(S == 0 ? 2 : S)>>;

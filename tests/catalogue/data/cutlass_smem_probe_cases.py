@@ -1,5 +1,7 @@
 #!/usr/bin/env python3
-"""Random probe cases for cutlass_smem_probe.cu: usage cutlass_smem_probe_cases.py SEED COUNT > cases.inc.
+"""Random probe cases for cutlass_smem_probe.cu: usage cutlass_smem_probe_cases.py SEED COUNT [rowmajor-d] > cases.inc.
+
+With rowmajor-d, C and D are row-major (the swapped kernels' epilogue; cutlass_smem_probe_swapped.txt).
 
 Case names: <layout>_<tm>x<tn>x<tk>_<cm>x<cn>_s<stages>_<mainloop>_<epilogue>_<scheduler> with mainloop
 ws|pp|co, epilogue ews|eco|eno, scheduler p|sk. Auto-stage cases whose carve-out leaves fewer than two
@@ -27,6 +29,7 @@ def auto_stages(tm, tn, tk, epilogue):
 
 def main():
     rng = random.Random(int(sys.argv[1]))
+    d_layout = ",RM" if sys.argv[3:] == ["rowmajor-d"] else ""
     tiles = [(tm, tn, tk) for tm in (64, 128, 256) for tn in range(8, 257, 8) for tk in (32, 64, 128, 256)
              if tk < 256 or tm == 64]
     for _ in range(int(sys.argv[2])):
@@ -39,7 +42,7 @@ def main():
             continue
         la, lb = ("RM" if layout[0] == "t" else "CMj"), ("RM" if layout[1] == "t" else "CMj")
         name = f"{layout}_{tm}x{tn}x{tk}_1x{cn}_s{stages}_{ml}_{ep}_{sc}"
-        print(f'probe<{tm},{tn},{tk},1,{cn},{stages},{la},{lb},{MAINLOOP[ml]},{EPILOGUE[ep]},{SCHEDULER[sc]}>("{name}");')
+        print(f'probe<{tm},{tn},{tk},1,{cn},{stages},{la},{lb},{MAINLOOP[ml]},{EPILOGUE[ep]},{SCHEDULER[sc]}{d_layout}>("{name}");')
 
 
 if __name__ == "__main__":
