@@ -132,13 +132,26 @@ void check_not_newer(int version, const std::string& path) {
 int checked_schema_version(sqlite3* db, const std::string& path, bool allow_empty) {
   int version = 0;
   bool tables = false;
+  int code = SQLITE_OK;  // the primary code of the failed read (extended codes are on)
   try {
-    version = file_schema_version(db);
-    tables = query_int(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name NOT IN ('meta')") > 0;
-  } catch (const Error& e) {
-    const int code = sqlite3_errcode(db) & 0xff;  // primary code (extended codes are on)
+    // One read transaction: the version and the tables from one snapshot. Read apart, a registry
+    // whose creation (another connection's migrate(), schema and version in one transaction)
+    // commits between the reads shows tables without a version, as a foreign file would
+    // (RegistrySchema.AnOpenerNeverSeesAHalfCreatedRegistry).
+    exec(db, "BEGIN");
+    try {
+      version = file_schema_version(db);
+      tables = query_int(db, "SELECT count(*) FROM sqlite_master WHERE type='table' AND name NOT IN ('meta')") > 0;
+    } catch (const Error&) {
+      code = sqlite3_errcode(db) & 0xff;
+      if (!sqlite3_get_autocommit(db)) sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+      throw;
+    }
+    exec(db, "COMMIT");
+  } catch (const Error&) {
+    if (code == SQLITE_OK) code = sqlite3_errcode(db) & 0xff;
     if (code == SQLITE_NOTADB || code == SQLITE_CORRUPT || code == SQLITE_CANTOPEN || code == SQLITE_IOERR)
-      throw Error("cannot open registry '" + path + "': " + sqlite3_errmsg(db));
+      throw Error("cannot open registry '" + path + "': " + sqlite3_errstr(code));
     throw;
   }
   check_not_newer(version, path);

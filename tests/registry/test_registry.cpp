@@ -2,8 +2,10 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
+#include <atomic>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "registry/registry_test_util.hpp"
 
@@ -191,4 +193,40 @@ TEST(RegistrySchema, NotSqliteIsAClearError) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("cannot open registry '" + path + "'"), std::string::npos) << e.what();
   }
+}
+
+// A registry being created by one connection (another process in the monitor tests: the collect
+// a test starts) and opened by another: the opener must see either no registry yet or the whole
+// schema, never "tables and no schema version". The schema version and the table count are read
+// in one read transaction; read apart, a creation committing between the two reads looked like a
+// foreign SQLite file (seen as rare failures of MonitorKillResume.SigtermStopsCleanly and
+// RegistryLock.SecondCollectOnOneRegistryFailsAtOnce).
+TEST(RegistrySchema, AnOpenerNeverSeesAHalfCreatedRegistry) {
+  ScratchDir dir;
+  size_t opened = 0;
+  for (int i = 0; i < 60; ++i) {
+    const std::string path = dir.file("race" + std::to_string(i) + ".db");
+    std::ofstream(path).close();  // exists, empty: openers can start before the creator
+    std::atomic<bool> created{false};
+    std::string bad;
+    std::thread opener([&] {
+      while (bad.empty()) {
+        const bool done = created.load();
+        try {
+          Registry r(path, RegistryOptions{.read_only = true});
+          ++opened;
+          return;
+        } catch (const Error& e) {
+          const std::string what = e.what();
+          if (what.find("not a cks registry (it is empty)") == std::string::npos) bad = what;
+          if (done) return;
+        }
+      }
+    });
+    { Registry r(path); }
+    created = true;
+    opener.join();
+    ASSERT_EQ(bad, "") << "iteration " << i;
+  }
+  EXPECT_GT(opened, 0u);
 }
