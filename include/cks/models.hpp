@@ -437,6 +437,10 @@ MethodOutcomes real_pick_outcomes(const std::string& name, const Selector& selec
 // Position of a candidate in its layout's catalogue (Catalogue::candidates()); the order cks
 // select breaks score ties by. Throws Error for a candidate the catalogue does not hold.
 uint32_t catalogue_position(Layout layout, const Candidate& c);
+// The same, or nothing for a measured candidate the catalogue does not enumerate (a knob variant
+// outside the catalogue's knob set, e.g. an exploration plan's split-K 8): cks select never
+// returns such a candidate.
+std::optional<uint32_t> find_catalogue_position(Layout layout, const Candidate& c);
 
 // nvMatmulHeuristics (PyPI nvidia-matmul-heuristics) queried through tools/nvmmh_query.py for
 // H200 SXM, CUTLASS3 target, BF16 "TST" precision. A suggestion (tile, cluster, split-K) maps,

@@ -41,14 +41,18 @@ MethodOutcomes static_score_baseline(const Dataset& eval) {
     const auto& kernels = Catalogue::get(g.problem.layout).kernels();
     const GemmShape shape{g.problem.m, g.problem.n, g.problem.k};
     // (score, catalogue position) per row: the order of cks select --fallback static (higher
-    // score first, ties by the lower catalogue position), in double precision as it ranks.
+    // score first, ties by the lower catalogue position), in double precision as it ranks. A
+    // measured candidate the catalogue does not enumerate (an exploration knob variant) still
+    // counts for the group's best, but is never ranked: cks select cannot return it.
     std::vector<std::pair<double, uint32_t>> key(g.size());
+    std::vector<uint32_t> order;
     for (size_t r = 0; r < g.size(); ++r) {
       const Candidate& c = eval.candidates[g.begin + r];
-      key[r] = {static_score(shape, kernels[c.kernel], c.knobs, hw), catalogue_position(g.problem.layout, c)};
+      const auto position = find_catalogue_position(g.problem.layout, c);
+      if (!position) continue;
+      key[r] = {static_score(shape, kernels[c.kernel], c.knobs, hw), *position};
+      order.push_back(static_cast<uint32_t>(r));
     }
-    std::vector<uint32_t> order(g.size());
-    std::iota(order.begin(), order.end(), 0u);
     const size_t k = std::min<size_t>(order.size(), kTopK.back());
     std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(k), order.end(), [&](uint32_t a, uint32_t b) {
       return key[a].first > key[b].first || (key[a].first == key[b].first && key[a].second < key[b].second);

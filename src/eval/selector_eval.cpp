@@ -42,6 +42,13 @@ std::vector<uint32_t> indices_of(const Ranking& r, Layout layout) {
 
 }  // namespace
 
+std::optional<uint32_t> find_catalogue_position(Layout layout, const Candidate& c) {
+  const auto& index = catalogue_index(layout);
+  const auto it = index.find(candidate_key(c.kernel, c.knobs));
+  if (it == index.end()) return std::nullopt;
+  return it->second;
+}
+
 uint32_t catalogue_position(Layout layout, const Candidate& c) {
   const auto& index = catalogue_index(layout);
   const auto it = index.find(candidate_key(c.kernel, c.knobs));

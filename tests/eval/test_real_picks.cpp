@@ -85,3 +85,22 @@ TEST(StaticBaseline, RanksLikeCksSelectFallbackStatic) {
     EXPECT_DOUBLE_EQ(m.groups[g].regret, 0.0) << "the selector's first pick is the group's fastest here";
   }
 }
+
+TEST(StaticBaseline, SkipsMeasuredKnobVariantsTheCatalogueDoesNotEnumerate) {
+  // Lease 37's exploration measured knob variants outside the catalogue's knob set; the baseline
+  // threw on them ("... is not in the catalogue"). Such a row still sets the group's best, but
+  // cks select --fallback static can never return it, so the baseline never ranks it.
+  const Problem p{4096, 4096, 4096, Layout::tn};
+  const Ranking r = static_selector().select(p, 4);
+  Candidate odd = candidate_of(r[0]);
+  odd.knobs = RuntimeKnobs{RasterOrder::along_m, 8, Decomposition::split_k, 8};
+  ASSERT_FALSE(find_catalogue_position(p.layout, odd)) << "the variant must be outside the catalogue for this test";
+  EXPECT_THROW(catalogue_position(p.layout, odd), Error);
+  Dataset d;
+  d.hw_preset = default_hw().preset;
+  add_group(d, p, {{odd, 120}, {candidate_of(r[1]), 90}, {candidate_of(r[0]), 100}}, 80);
+  const MethodOutcomes m = static_score_baseline(d);
+  ASSERT_TRUE(m.groups[0].covered);
+  EXPECT_EQ(m.groups[0].pick, 2) << "the selector's first pick, not the unrankable variant";
+  EXPECT_NEAR(m.groups[0].regret, 1 - 100.0 / 120, 1e-12) << "the variant still counts for the group's best";
+}
