@@ -117,7 +117,14 @@ struct SelectorOptions {
   Orientations orientations = Orientations::own;
   double swap_margin = 0.05;      // both: the swapped orientation leads above (1 + margin) x the own one's estimate
   size_t orientation_depth = 8;   // both: candidates of each ranking whose static scores make its estimate
+  // both: the problems whose transposed problem is ranked at all; any other problem gets the own
+  // ranking alone (and its latency). M at most swap_max_m (0: any M), and a layout whose bit
+  // (1 << int(Layout)) is set in swap_layouts (default: every layout).
+  long swap_max_m = 0;
+  unsigned swap_layouts = 0xFu;
 };
+// Whether SelectorOptions::orientations = both ranks p's transposed problem (swap_max_m, swap_layouts).
+bool swap_eligible(const SelectorOptions& o, const Problem& p);
 
 
 class Selector {

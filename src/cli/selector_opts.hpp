@@ -2,6 +2,7 @@
 // cks bench select): the two-stage prefilter and cascade of docs/models.md ("Deployment").
 #pragma once
 #include <array>
+#include <cmath>
 #include <memory>
 #include <optional>
 #include <utility>
@@ -77,6 +78,22 @@ inline void add_selector_options(CLI::App* cmd, SelectorOptions& o, bool* exhaus
       ->delimiter(',');
 }
 
+// Layout names (tn, nt, nn, tt) as the bit set of SelectorOptions::swap_layouts.
+inline unsigned parse_swap_layouts(const std::vector<std::string>& names, const std::string& what) {
+  unsigned bits = 0;
+  for (const std::string& n : names) {
+    Layout l;
+    try {
+      l = parse_layout(n);
+    } catch (const Error&) {
+      throw Error(what + ": '" + n + "' is not a layout (tn, nt, nn or tt)");
+    }
+    bits |= 1u << static_cast<unsigned>(l);
+  }
+  if (!bits) throw Error(what + ": no layout given");
+  return bits;
+}
+
 // --orientations, --swap-margin and --orientation-depth (cks select, cks bench select): whether the
 // transposed problem's ranking, run by swapped kernels, is interleaved with the problem's own
 // (SelectorOptions::orientations; docs/catalogue.md, "Swapped kernels"). Not for cks eval: its
@@ -99,6 +116,13 @@ inline void add_orientation_options(CLI::App* cmd, SelectorOptions& o) {
   cmd->add_option("--orientation-depth", o.orientation_depth,
                   "both: candidates of each ranking whose best static score is its orientation's estimate")
       ->transform(positive_count())->capture_default_str();
+  cmd->add_option("--swap-max-m", o.swap_max_m,
+                  "both: rank the transposed problem only for M up to this (0: any M)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
+  cmd->add_option_function<std::vector<std::string>>(
+         "--swap-layouts", [&o](const std::vector<std::string>& v) { o.swap_layouts = parse_swap_layouts(v, "--swap-layouts"); },
+         "both: the layouts whose transposed problem is ranked, comma-separated (default: tn,nt,nn,tt)")
+      ->delimiter(',');
 }
 
 // Checks the values after parsing; applies --exhaustive.
@@ -127,6 +151,45 @@ inline std::optional<std::pair<size_t, size_t>> evidence_method(const std::strin
   const size_t g = count(m.substr(8, colon - 8)), t = count(m.substr(colon + 1));
   if (g == 0 || t == 0) return std::nullopt;
   return std::pair{g, t};
+}
+
+// The options of a "both[:gF][:mN][:lL+L]" method (SelectionMethods); throws Error on anything else.
+inline void parse_both_method(const std::string& m, SelectorOptions& so) {
+  const std::string bad = "--methods: '" + m + "' is not both[:gMARGIN][:mMAX_M][:lLAYOUT+LAYOUT...]";
+  size_t b = 4;
+  while (b < m.size()) {
+    if (m[b] != ':' || b + 2 > m.size()) throw Error(bad);
+    const size_t e = std::min(m.find(':', b + 1), m.size());
+    const char kind = m[b + 1];
+    const std::string v = m.substr(b + 2, e - b - 2);
+    if (v.empty()) throw Error(bad);
+    if (kind == 'g') {
+      size_t used = 0;
+      double g = -1;
+      try {
+        g = std::stod(v, &used);
+      } catch (const std::exception&) {
+        throw Error(bad);
+      }
+      if (used != v.size() || !(g >= 0) || !std::isfinite(g)) throw Error(bad);
+      so.swap_margin = g;
+    } else if (kind == 'm') {
+      if (v.size() > 10 || v.find_first_not_of("0123456789") != std::string::npos) throw Error(bad);
+      so.swap_max_m = std::stol(v);
+    } else if (kind == 'l') {
+      std::vector<std::string> names;
+      size_t p = 0;
+      while (p <= v.size()) {
+        const size_t q = std::min(v.find('+', p), v.size());
+        names.push_back(v.substr(p, q - p));
+        p = q + 1;
+      }
+      so.swap_layouts = parse_swap_layouts(names, "--methods " + m);
+    } else {
+      throw Error(bad);
+    }
+    b = e;
+  }
 }
 
 struct SelectionMethods {
@@ -159,12 +222,14 @@ struct SelectionMethods {
         so.evidence_top = ev->second;
         selectors.push_back(std::make_unique<Selector>(model, so));
         methods.push_back({m, selectors.back().get(), tops[0]});
-      } else if (m == "both") {
+      } else if (m == "both" || m.rfind("both:", 0) == 0) {
         // both: cks select --orientations both (the deployed ranking of the problem and of its
         // transposed problem, the latter run by swapped kernels, interleaved), ranked as deep as
         // the deployed method. Its picks are matched by kernel ID (plan and analyze sidebyside),
-        // not by catalogue index.
+        // not by catalogue index. Variants of the rule: both:gF (--swap-margin F), both:mN
+        // (--swap-max-m N), both:lL+L (--swap-layouts L,L), in any combination (both:g0.1:m256).
         so.orientations = Orientations::both;
+        parse_both_method(m, so);
         selectors.push_back(std::make_unique<Selector>(model, so));
         methods.push_back({m, selectors.back().get(), tops[0]});
       } else if (m == "exhaustive") {
@@ -175,7 +240,7 @@ struct SelectionMethods {
         selectors.push_back(std::make_unique<Selector>(Selector::static_score(hw_preset(model->info().hw_preset), so)));
         methods.push_back({m, selectors.back().get(), tops[2]});
       } else {
-        throw Error("--methods: unknown method '" + m + "' (expected deployed, prefilterN with N >= 1, evidenceG:T with G, T >= 1, both, exhaustive or static)");
+        throw Error("--methods: unknown method '" + m + "' (expected deployed, prefilterN with N >= 1, evidenceG:T with G, T >= 1, both[:gF][:mN][:lL+L], exhaustive or static)");
       }
     }
   }

@@ -28,6 +28,10 @@
 
 namespace cks {
 
+bool swap_eligible(const SelectorOptions& o, const Problem& p) {
+  return (o.swap_max_m <= 0 || p.m <= o.swap_max_m) && (o.swap_layouts >> static_cast<unsigned>(p.layout) & 1u);
+}
+
 namespace {
 
 // Cached rankings keep at least this many candidates, so a later, larger top-K of the same
@@ -497,23 +501,19 @@ struct Selector::Impl {
     });
   }
 
-  // The ranking of SelectorOptions::orientations: the problem's own (rank_one), or with `both`
-  // its own and its transposed problem's interleaved, the leading orientation first. Both
-  // rankings go at least orientation_depth deep, so that which leads does not depend on depth
-  // (a --top 1 pick stays the first of a --top 256 list).
+  // The ranking of SelectorOptions::orientations: the problem's own (rank_one); with `both`, for
+  // a problem swap_eligible() admits, its transposed problem's too when that orientation leads:
+  // then the two are interleaved, the swapped first. Both rankings go at least orientation_depth
+  // deep, so that which leads does not depend on depth (a --top 1 pick stays the first of a
+  // --top 256 list). Where the own orientation leads the ranking is the own one alone, and the
+  // transposed problem is not ranked at all when even the best static score of its whole
+  // catalogue (the static index's, cheap) cannot beat the own estimate by the margin: most
+  // problems pay one ranking, not two (the 1 ms cold-selection budget).
   std::shared_ptr<const std::vector<Selection>> rank(const Problem& p, size_t depth) const {
-    if (options.orientations == Orientations::own) return rank_one(p, depth);
+    if (options.orientations == Orientations::own || !swap_eligible(options, p)) return rank_one(p, depth);
     const size_t d = std::max(depth, options.orientation_depth);
     const Problem q{p.n, p.m, p.k, swap_layout(p.layout)};
     const auto own = rank_one(p, d);
-    auto swapped = std::make_shared<std::vector<Selection>>(*rank_one(q, d));
-    const Catalogue& qcat = Catalogue::get(q.layout);
-    for (auto& s : *swapped) {
-      const KernelDesc t = qcat.kernels()[s.kernel].swapped_twin();
-      s.kernel_id = t.id();
-      s.canonical = t.canonical();
-      s.swapped = true;
-    }
     // An orientation's estimate: the best static score (absolute efficiency, padding and waves
     // included) among its first orientation_depth candidates, on its own problem.
     const auto estimate = [&](const Problem& pr, const std::vector<Selection>& list) {
@@ -524,13 +524,22 @@ struct Selector::Impl {
         best = std::max(best, cks::static_score(shape, cat.kernels()[list[i].kernel], list[i].knobs, hw));
       return best;
     };
-    const bool swap_leads = estimate(q, *swapped) > (1.0 + options.swap_margin) * estimate(p, *own);
-    const std::vector<Selection>& lead = swap_leads ? *swapped : *own;
-    const std::vector<Selection>& follow = swap_leads ? *own : *swapped;
+    const double bar = (1.0 + options.swap_margin) * estimate(p, *own);
+    const auto bound = layout_state(q.layout)->index.top_static(q, 1);
+    if (bound.empty() || !(bound[0].first > bar)) return own;
+    auto swapped = std::make_shared<std::vector<Selection>>(*rank_one(q, d));
+    if (!(estimate(q, *swapped) > bar)) return own;
+    const Catalogue& qcat = Catalogue::get(q.layout);
+    for (auto& s : *swapped) {
+      const KernelDesc t = qcat.kernels()[s.kernel].swapped_twin();
+      s.kernel_id = t.id();
+      s.canonical = t.canonical();
+      s.swapped = true;
+    }
     auto out = std::make_shared<std::vector<Selection>>();
-    for (size_t i = 0; out->size() < depth && (i < lead.size() || i < follow.size()); ++i) {
-      if (i < lead.size()) out->push_back(lead[i]);
-      if (i < follow.size() && out->size() < depth) out->push_back(follow[i]);
+    for (size_t i = 0; out->size() < depth && (i < swapped->size() || i < own->size()); ++i) {
+      if (i < swapped->size()) out->push_back((*swapped)[i]);
+      if (i < own->size() && out->size() < depth) out->push_back((*own)[i]);
     }
     return out;
   }

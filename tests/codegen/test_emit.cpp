@@ -9,6 +9,7 @@
 #include <fstream>
 #include <regex>
 #include <sstream>
+#include <tuple>
 
 #include "cks/common.hpp"
 #include "cks/compile.hpp"
@@ -165,6 +166,24 @@ TEST(SelectCli, BothOrientationsListSwappedKernelsThatEmitTakes) {
                                   "--fallback", "static", "--orientations", "sideways"});
   EXPECT_NE(bad.code(), 0);
   EXPECT_NE(bad.err.find("--orientations: 'sideways' is not own or both"), std::string::npos) << bad.err;
+  // The limits: M above --swap-max-m, or a layout outside --swap-layouts, keeps the own ranking.
+  for (const std::vector<std::string>& limit : {std::vector<std::string>{"--swap-max-m", "128"},
+                                                std::vector<std::string>{"--swap-layouts", "nt,nn,tt"}}) {
+    std::vector<std::string> args{"select", "--m", "136", "--n", "14336", "--k", "5120", "--layout", "tn", "--top", "1",
+                                  "--fallback", "static", "--orientations", "both", "--format", "csv"};
+    args.insert(args.end(), limit.begin(), limit.end());
+    const auto limited = test::run_cli(args);
+    ASSERT_EQ(limited.code(), 0) << limited.err;
+    EXPECT_EQ(limited.out.find("+swap,"), std::string::npos) << limit[0] << "\n" << limited.out;
+  }
+  for (const auto& [option, value, message] :
+       {std::tuple<std::string, std::string, std::string>{"--swap-layouts", "tn,xy", "--swap-layouts: 'xy' is not a layout"},
+        {"--swap-max-m", "-3", "--swap-max-m"}}) {
+    const auto wrong = test::run_cli({"select", "--m", "136", "--n", "14336", "--k", "5120", "--layout", "tn",
+                                      "--fallback", "static", "--orientations", "both", option, value});
+    EXPECT_NE(wrong.code(), 0) << option;
+    EXPECT_NE(wrong.err.find(message), std::string::npos) << wrong.err;
+  }
 }
 
 // Compiles what `cks emit` prints with nvcc to an object (one kernel; ~1-3 minutes on 2 cores),

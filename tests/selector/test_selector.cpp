@@ -242,9 +242,10 @@ TEST(SelectorStatic, FallbackRanksByTheStaticScore) {
   }
 }
 
-// --orientations both: the problem's own ranking and its transposed problem's, run by swapped
-// kernels, interleaved; the swapped orientation leads where its best static estimate is ahead
-// (M = 136: tile N 144 against tile M 192), the own one elsewhere; the head does not depend on depth.
+// --orientations both: where the swapped orientation's best static estimate is ahead (M = 136:
+// tile N 144 against tile M 192), the transposed problem's ranking, run by swapped kernels,
+// interleaved with the own one, the swapped first; elsewhere the own ranking alone. The head does
+// not depend on depth; swap_max_m and swap_layouts limit the problems it is tried on.
 TEST(SelectorOrientations, BothInterleavesTheTransposedProblemsSwappedKernels) {
   SelectorOptions o;
   o.orientations = Orientations::both;
@@ -270,13 +271,30 @@ TEST(SelectorOrientations, BothInterleavesTheTransposedProblemsSwappedKernels) {
   }
   EXPECT_GT(theirs[0].score, 1.05 * mine[0].score);
   EXPECT_TRUE(same_candidate(both.select_uncached(odd, 1)[0], r[0]));
-  // A square problem: the own orientation leads (the two estimates are equal).
-  const Ranking sq = both.select(Problem{4096, 4096, 4096, Layout::tn}, 2);
-  ASSERT_EQ(sq.size(), 2u);
-  EXPECT_FALSE(sq[0].swapped);
-  EXPECT_TRUE(sq[1].swapped);
+  // A square problem: the own orientation leads (the two estimates are equal): its ranking alone.
+  const Problem square{4096, 4096, 4096, Layout::tn};
+  const Ranking sq = both.select(square, 16), sq_own = own.select(square, 16);
+  ASSERT_EQ(sq.size(), 16u);
+  for (size_t i = 0; i < 16; ++i) {
+    EXPECT_FALSE(sq[i].swapped) << i;
+    EXPECT_TRUE(same_candidate(sq[i], sq_own[i])) << i;
+  }
   // own (the default) never returns a swapped kernel.
   for (const Selection& s : own.select(odd, 16)) EXPECT_FALSE(s.swapped);
+  // Limits: M above swap_max_m, or a layout outside swap_layouts, keeps the own ranking.
+  for (const auto& [max_m, layouts] : {std::pair<long, unsigned>{128, 0xFu}, {0, 0xFu & ~(1u << int(Layout::nn))}}) {
+    SelectorOptions lo = o;
+    lo.swap_max_m = max_m;
+    lo.swap_layouts = layouts;
+    EXPECT_FALSE(swap_eligible(lo, odd));
+    const Ranking limited = Selector::static_score(default_hw(), lo).select(odd, 4);
+    for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(same_candidate(limited[i], mine[i])) << i;
+  }
+  SelectorOptions lo = o;
+  lo.swap_max_m = 136;
+  lo.swap_layouts = 1u << int(Layout::nn);
+  EXPECT_TRUE(swap_eligible(lo, odd));
+  EXPECT_TRUE(Selector::static_score(default_hw(), lo).select(odd, 1)[0].swapped);
 }
 
 TEST(SelectorStaticIndex, ClassScoresAreTheStaticScore) {
@@ -430,6 +448,25 @@ TEST(SelectorMethods, PrefilterNAndEvidenceAreTheDeployedRankingWithOtherSetting
       ADD_FAILURE() << bad << " was accepted";
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find("unknown method"), std::string::npos) << e.what();
+    }
+  }
+  // both and its rule variants: both:gMARGIN, both:mMAX_M, both:lLAYOUT+LAYOUT, combined.
+  const cli::SelectionMethods bo(model_path(), "deployed,both,both:g0.2:m256:ltn+nn", {4, 8, 2});
+  ASSERT_EQ(bo.methods.size(), 3u);
+  EXPECT_EQ(bo.methods[1].selector->options().orientations, Orientations::both);
+  EXPECT_EQ(bo.methods[1].selector->options().swap_max_m, 0);
+  const SelectorOptions& rule = bo.methods[2].selector->options();
+  EXPECT_EQ(bo.methods[2].name, "both:g0.2:m256:ltn+nn");
+  EXPECT_DOUBLE_EQ(rule.swap_margin, 0.2);
+  EXPECT_EQ(rule.swap_max_m, 256);
+  EXPECT_EQ(rule.swap_layouts, (1u << int(Layout::tn)) | (1u << int(Layout::nn)));
+  for (const char* bad : {"both:", "both:x1", "both:g", "both:g-1", "both:gabc", "both:m12a", "both:lxy", "both:ltn+",
+                          "bothm256", "both:m256:"}) {
+    try {
+      const cli::SelectionMethods b(model_path(), bad, {4, 8, 2});
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("--methods"), std::string::npos) << e.what();
     }
   }
 }
