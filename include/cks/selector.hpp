@@ -34,6 +34,9 @@ struct Selection {
   std::string canonical;    // KernelDesc::canonical()
   bool swapped = false;     // a swapped kernel (docs/catalogue.md, "Swapped kernels")
 };
+// The kernel a selection of a problem of `layout` names: its catalogue's kernel, or for a
+// swapped selection the swapped twin of swap_layout(layout)'s kernel.
+KernelDesc selected_kernel(const Selection& s, Layout layout);
 
 // The ranked candidates of one problem (best first); shares the cached list.
 class Ranking {

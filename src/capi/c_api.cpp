@@ -70,10 +70,9 @@ int cks_selector_select(cks_selector_handle handle, int64_t m, int64_t n, int64_
   const cks::Problem p{m, n, k, cks::parse_layout(layout)};
   cks::check_problem(p);  // the CLI's check and message (cks/catalogue.hpp)
   const cks::Ranking ranking = handle->selector.select(p, top_k);
-  const auto& kernels = cks::Catalogue::get(p.layout).kernels();
   for (size_t i = 0; i < ranking.size(); ++i) {
     const cks::Selection& s = ranking[i];
-    const cks::KernelDesc& d = kernels[s.kernel];
+    const cks::KernelDesc d = cks::selected_kernel(s, p.layout);  // a swapped pick's twin included
     cks_selection& r = results[i];
     copy_field(r.kernel_id, s.kernel_id, "kernel_id");
     copy_field(r.knobs, s.knobs_text, "knobs");

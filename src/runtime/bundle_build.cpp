@@ -99,12 +99,11 @@ BundleResult build_bundle(const BundleSpec& spec) {
     if (!seen.insert({static_cast<int>(g.layout), g.shape.m, g.shape.n, g.shape.k}).second) continue;
     const Problem p{g.shape.m, g.shape.n, g.shape.k, g.layout};
     const Ranking ranking = selector.select(p, depth);
-    const auto& catalogue = Catalogue::get(g.layout).kernels();
     BundleProblem bp{g.layout, g.shape.m, g.shape.n, g.shape.k, {}};
     auto take = [&](const Selection& s, int rank, bool variant) {
       bp.picks.push_back({rank, s.kernel_id, s.knobs_text, s.score, variant});
       auto [it, fresh] = kernel_pos.emplace(s.kernel_id, res.kernels.size());
-      if (fresh) res.kernels.push_back({catalogue[s.kernel], 0, rank});
+      if (fresh) res.kernels.push_back({selected_kernel(s, g.layout), 0, rank});
       BundleKernelPlan& kp = res.kernels[it->second];
       kp.best_rank = std::min(kp.best_rank, rank);
     };
@@ -117,7 +116,7 @@ BundleResult build_bundle(const BundleSpec& spec) {
       const RuntimeKnobs& pick = ranking[i].knobs;
       std::vector<size_t> vars;
       for (size_t j = top; j < ranking.size(); ++j)
-        if (ranking[j].kernel == ranking[i].kernel) vars.push_back(j);
+        if (ranking[j].kernel_id == ranking[i].kernel_id) vars.push_back(j);  // swapped kernels index another catalogue
       if (spec.variant_order == VariantOrder::raster)
         std::stable_partition(vars.begin(), vars.end(), [&](size_t j) {
           const RuntimeKnobs& v = ranking[j].knobs;

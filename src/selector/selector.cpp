@@ -3,6 +3,7 @@
 #include "cks/selector.hpp"
 
 #include <algorithm>
+#include <future>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -27,6 +28,11 @@
 #include "selector/static_index.hpp"
 
 namespace cks {
+
+KernelDesc selected_kernel(const Selection& s, Layout layout) {
+  if (!s.swapped) return Catalogue::get(layout).kernels().at(s.kernel);
+  return Catalogue::get(swap_layout(layout)).kernels().at(s.kernel).swapped_twin();
+}
 
 bool swap_eligible(const SelectorOptions& o, const Problem& p) {
   return (o.swap_max_m <= 0 || p.m <= o.swap_max_m) && (o.swap_layouts >> static_cast<unsigned>(p.layout) & 1u);
@@ -505,14 +511,15 @@ struct Selector::Impl {
   // a problem swap_eligible() admits, its transposed problem's too when that orientation leads:
   // then the two are interleaved, the swapped first. Both rankings go at least orientation_depth
   // deep, so that which leads does not depend on depth (a --top 1 pick stays the first of a
-  // --top 256 list). Where the own orientation leads the ranking is the own one alone, and the
-  // transposed problem is not ranked at all when even the best static score of its whole
-  // catalogue (the static index's, cheap) cannot beat the own estimate by the margin: most
-  // problems pay one ranking, not two (the 1 ms cold-selection budget).
+  // --top 256 list). Where the own orientation leads the ranking is the own one alone.
   std::shared_ptr<const std::vector<Selection>> rank(const Problem& p, size_t depth) const {
     if (options.orientations == Orientations::own || !swap_eligible(options, p)) return rank_one(p, depth);
     const size_t d = std::max(depth, options.orientation_depth);
     const Problem q{p.n, p.m, p.k, swap_layout(p.layout)};
+    // The two rankings on two threads: the cold latency of one (the 1 ms budget), not of two.
+    // (Concurrent rankings are safe: rank_one is const; a ranking started while another holds the
+    // selector's scoring workers runs on its own thread.)
+    auto transposed = std::async(std::launch::async, [this, &q, d] { return rank_one(q, d); });
     const auto own = rank_one(p, d);
     // An orientation's estimate: the best static score (absolute efficiency, padding and waves
     // included) among its first orientation_depth candidates, on its own problem.
@@ -525,10 +532,9 @@ struct Selector::Impl {
       return best;
     };
     const double bar = (1.0 + options.swap_margin) * estimate(p, *own);
-    const auto bound = layout_state(q.layout)->index.top_static(q, 1);
-    if (bound.empty() || !(bound[0].first > bar)) return own;
-    auto swapped = std::make_shared<std::vector<Selection>>(*rank_one(q, d));
-    if (!(estimate(q, *swapped) > bar)) return own;
+    const auto theirs = transposed.get();
+    if (!(estimate(q, *theirs) > bar)) return own;
+    auto swapped = std::make_shared<std::vector<Selection>>(*theirs);
     const Catalogue& qcat = Catalogue::get(q.layout);
     for (auto& s : *swapped) {
       const KernelDesc t = qcat.kernels()[s.kernel].swapped_twin();
