@@ -36,15 +36,22 @@ typedef struct cks_selector* cks_selector_handle;
 typedef struct cks_selection {
   char kernel_id[24];  /* "k" + 16 hex digits (KernelDesc::id) */
   char knobs[48];      /* runtime knobs, e.g. "r=m,s=2,d=h,k=1" */
-  char canonical[160]; /* kernel descriptor, e.g. "sm90_bf16_tn_128x128x64_2x1x1_s0_..." */
+  char canonical[160]; /* kernel descriptor, e.g. "sm90_bf16_tn_128x128x64_2x1x1_s0_..."; a swapped
+                          kernel's ends with "+swap" (it runs D^T = B^T A^T on the caller's operands;
+                          the tile fields below are its CUTLASS kernel's, tile M along N) */
   double score;        /* the model's score; higher is better */
   int32_t tile_m, tile_n, tile_k, cluster_m, cluster_n, stages; /* stages 0 = automatic */
 } cks_selection;
 
 /* Loads a model file; model_path NULL selects the shipped default model: $CKS_MODEL, else
  * models/default.json in $CKS_DATA_DIR, in the installed share/cks, in the source tree
- * (cks_data_path("model") says which). */
+ * (cks_data_path("model") says which). Orientations: $CKS_ORIENTATIONS ("own" or "both"), else
+ * "both" (cks_selector_create_with). */
 CKS_API int cks_selector_create(const char* model_path, cks_selector_handle* out);
+/* The same with the orientations ranked: "both" (the problem and its transposed problem, whose
+ * picks are swapped kernels, where that orientation's static estimate leads; docs/catalogue.md,
+ * "Swapped kernels") or "own" (the problem's layout only); NULL: $CKS_ORIENTATIONS, else "both". */
+CKS_API int cks_selector_create_with(const char* model_path, const char* orientations, cks_selector_handle* out);
 /* A selector ranking by the static efficiency score (no model), for the h200-sxm preset. */
 CKS_API int cks_selector_create_static(cks_selector_handle* out);
 CKS_API int cks_selector_free(cks_selector_handle handle);

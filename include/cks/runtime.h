@@ -90,6 +90,9 @@ typedef struct cks_runtime_options {
                                   back-to-back calls on cuBLASLt cost more than autotune's timing says
                                   (docs/library.md, "The caller's host time") */
   int32_t autotune_lt_margin_us;  /* the margin's fixed part in microseconds (0 to 1000); -1: 0; cks.torch: 1 */
+  const char* orientations;    /* the selector's orientations (cks_selector_create_with): "both" (swapped kernels
+                                  where the transposed problem's static estimate leads) or "own";
+                                  NULL: $CKS_ORIENTATIONS, else "both" */
 } cks_runtime_options;
 
 /* What a problem dispatched to (cks_runtime_query). Strings are NUL-terminated. */

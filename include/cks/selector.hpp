@@ -76,15 +76,17 @@ class Ranking {
 // using that of the nearest reference problem (squared distance of log2 M, log2 N, log2 K).
 enum class PriorMode { mean, nearest };
 // Which orientations of a problem the selector ranks (docs/catalogue.md, "Swapped kernels"):
-//   own   the problem as given, with its layout's catalogue (the default);
-//   both  also the transposed problem (N, M, K) in swap_layout(layout), whose candidates are run
-//         by the swapped twins of that catalogue's kernels. The two rankings are interleaved,
-//         best first, starting with the leading orientation: the swapped one when the best
-//         static score (cks/sampling.hpp: an absolute efficiency estimate, padding and waves
-//         included) of its first `orientation_depth` candidates beats the own one's by more than
-//         `swap_margin`, else the own. Scores are each ranking's own (the model scores one problem
-//         relative to itself, so they do not compare across the two). Off by default until a lease
-//         has measured the swapped kernels (data/plans/lease39/).
+//   own   the problem as given, with its layout's catalogue;
+//   both  (the default since session 31) also the transposed problem (N, M, K) in
+//         swap_layout(layout), whose candidates are run by the swapped twins of that catalogue's
+//         kernels, ranked on a second thread. The swapped orientation leads when the best static
+//         score (cks/sampling.hpp: an absolute efficiency estimate, padding and waves included) of
+//         its first `orientation_depth` candidates beats the own one's by more than `swap_margin`:
+//         then the two rankings are interleaved, the swapped first; else the own ranking alone.
+//         Scores are each ranking's own (the model scores one problem relative to itself, so they
+//         do not compare across the two). Measured side by side in lease 40 where it changes the
+//         first pick (NOTES.md, "Lease 40 read"): mean regret 4.9 -> 1.8 % on 29 evaluation, 6.8 ->
+//         5.4 % on 29 family and 4.3 -> 1.5 % on 183 llm groups; nt swaps lose in most of the 8 measured.
 enum class Orientations { own, both };
 
 struct SelectorOptions {
@@ -117,7 +119,7 @@ struct SelectorOptions {
   std::vector<std::array<long, 3>> prior_problems{{4096, 4096, 4096}, {256, 4096, 4096}, {4096, 4096, 64},
                                                   {256, 4096, 64},     {4096, 256, 512},  {64, 64, 4096}};
   // The orientations ranked (Orientations above).
-  Orientations orientations = Orientations::own;
+  Orientations orientations = Orientations::both;
   double swap_margin = 0.05;      // both: the swapped orientation leads above (1 + margin) x the own one's estimate
   size_t orientation_depth = 8;   // both: candidates of each ranking whose static scores make its estimate
   // both: the problems whose transposed problem is ranked at all; any other problem gets the own
@@ -128,6 +130,8 @@ struct SelectorOptions {
 };
 // Whether SelectorOptions::orientations = both ranks p's transposed problem (swap_max_m, swap_layouts).
 bool swap_eligible(const SelectorOptions& o, const Problem& p);
+// "own" or "both" (throws Error naming `what` otherwise).
+Orientations parse_orientations(std::string_view v, const std::string& what);
 
 
 class Selector {
@@ -149,7 +153,8 @@ class Selector {
   Ranking select(const Problem& p, size_t top_k) const;
   // Builds the per-layout state that the first select() of a layout otherwise builds: the
   // catalogue, the feature computer's per-kernel terms, the static classes and (two-stage
-  // ranking) the model prior: a one-time start-up cost.
+  // ranking) the model prior: a one-time start-up cost. With both orientations, for
+  // swap_layout(layout) too.
   void prepare(Layout layout) const;
   // The same without the cache (always ranks).
   Ranking select_uncached(const Problem& p, size_t top_k) const;

@@ -61,6 +61,13 @@ class Selection:
     cluster: tuple[int, int]  # cluster M, N
     stages: int  # mainloop stages; 0 = automatic (CUTLASS's carve-out)
 
+    @property
+    def swapped(self) -> bool:
+        """A swapped kernel: it runs D^T = B^T A^T on the caller's operands (row-major D^T), the
+        transposed problem's pick; its tile M runs along the problem's N. Both orientations are
+        ranked by default ($CKS_ORIENTATIONS=own: the problem's own layout only)."""
+        return self.canonical.endswith("+swap")
+
 
 def _dim(name: str, value: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int):

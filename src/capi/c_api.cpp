@@ -2,6 +2,7 @@
 // pattern of XGBoost's c_api) and turned into -1 plus a thread-local message.
 #include "cks/c_api.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <string>
@@ -36,13 +37,23 @@ void require(const void* p, const char* what) {
 
 extern "C" {
 
-int cks_selector_create(const char* model_path, cks_selector_handle* out) {
+int cks_selector_create_with(const char* model_path, const char* orientations, cks_selector_handle* out) {
   API_BEGIN
   require(out, "out");
   *out = nullptr;
   const std::string path = model_path ? model_path : cks::Selector::default_model_path();
-  *out = new cks_selector{cks::Selector(path)};
+  cks::SelectorOptions o;
+  if (orientations) {
+    o.orientations = cks::parse_orientations(orientations, "orientations");
+  } else if (const char* env = std::getenv("CKS_ORIENTATIONS"); env && *env) {
+    o.orientations = cks::parse_orientations(env, "$CKS_ORIENTATIONS");
+  }
+  *out = new cks_selector{cks::Selector(path, o)};
   API_END
+}
+
+int cks_selector_create(const char* model_path, cks_selector_handle* out) {
+  return cks_selector_create_with(model_path, nullptr, out);
 }
 
 int cks_selector_create_static(cks_selector_handle* out) {

@@ -71,6 +71,7 @@ void register_bundle(CLI::App& app) {
                 "with --dry-run: print each problem's picks and variants (the index's, in its order) instead of the "
                 "distinct kernels");
   add_selector_options(cmd, o->selector, &o->exhaustive);
+  add_orientation_options(cmd, o->selector);
   add_format(cmd, o->format);
   cmd->callback([o] {
     const Format f = parse_format(o->format);

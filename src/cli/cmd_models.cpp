@@ -425,6 +425,7 @@ void register_eval(CLI::App& app) {
                   "also write one CSV row per method and group to this file: regret, the pick, the group's best "
                   "candidate and cuBLAS (where a method loses)");
   add_selector_options(cmd, *sel_opts);
+  add_orientation_options(cmd, *sel_opts);  // real picks: a swapped pick counts as unmeasured (no catalogue row)
   add_train_options(cmd, *opts);
   auto train_layouts = add_train_layouts(cmd);
   auto data_opts = add_dataset_options(cmd);
@@ -701,8 +702,7 @@ void register_select(CLI::App& app) {
       std::cerr << "cks: note: the model was trained on no " << to_string(layout)
                 << " groups: its ranking of this layout extrapolates from the others\n";
     const auto t1 = Clock::now();
-    selector->prepare(layout);
-    if (both) selector->prepare(swap_layout(layout));
+    selector->prepare(layout);  // and swap_layout(layout) with both orientations
     const double prepare_s = seconds_since(t1);
     const Problem problem{p->m, p->n, p->k, layout};
     const auto t2 = Clock::now();
@@ -722,7 +722,7 @@ void register_select(CLI::App& app) {
     // md keeps the table readable: the (multi-line) CUTLASS type only on request, as code blocks.
     const bool type_column = f != Format::md;
     std::vector<std::string> columns{"rank", "kernel_id", "canonical", "knobs", "score"};
-    if (both) columns.push_back("swapped");  // --orientations both only: the default table is unchanged
+    if (both) columns.push_back("swapped");  // not with --orientations own: its table is the one before session 31
     if (type_column) columns.push_back("cutlass_type");
     Table t(columns);
     for (size_t i = 0; i < ranking.size(); ++i) {

@@ -94,22 +94,19 @@ inline unsigned parse_swap_layouts(const std::vector<std::string>& names, const 
   return bits;
 }
 
-// --orientations, --swap-margin and --orientation-depth (cks select, cks bench select): whether the
-// transposed problem's ranking, run by swapped kernels, is interleaved with the problem's own
-// (SelectorOptions::orientations; docs/catalogue.md, "Swapped kernels"). Not for cks eval: its
-// measured rows are looked up by catalogue index, which a swapped pick does not have.
+// --orientations, --swap-margin, --orientation-depth, --swap-max-m and --swap-layouts (cks select,
+// cks bench select, cks bundle, cks eval): whether the transposed problem's ranking, run by swapped
+// kernels, leads and is interleaved with the problem's own (SelectorOptions::orientations;
+// docs/catalogue.md, "Swapped kernels"). cks eval's real picks look measured rows up by catalogue
+// index, which a swapped pick does not have: there it counts as unmeasured.
 inline void add_orientation_options(CLI::App* cmd, SelectorOptions& o) {
   cmd->add_option_function<std::string>(
          "--orientations",
-         [&o](const std::string& v) {
-           if (v == "own") o.orientations = Orientations::own;
-           else if (v == "both") o.orientations = Orientations::both;
-           else throw Error("--orientations: '" + v + "' is not own or both");
-         },
-         "own: the problem's layout catalogue; both: also the transposed problem (N, M, K) run by swapped kernels "
-         "(row-major D^T), interleaved with the own ranking, the orientation with the better static estimate first "
-         "(not measured yet: off by default)")
-      ->default_str("own");
+         [&o](const std::string& v) { o.orientations = parse_orientations(v, "--orientations"); },
+         "both: also the transposed problem (N, M, K), run by swapped kernels (row-major D^T); where its static "
+         "estimate leads, its ranking interleaved with the own one, the swapped first (measured in lease 40); "
+         "own: the problem's layout catalogue only")
+      ->default_str("both");
   cmd->add_option("--swap-margin", o.swap_margin,
                   "both: the swapped orientation leads when its static estimate beats the own one's by more than this "
                   "fraction")->check(non_negative_real())->capture_default_str();
@@ -118,7 +115,7 @@ inline void add_orientation_options(CLI::App* cmd, SelectorOptions& o) {
       ->transform(positive_count())->capture_default_str();
   cmd->add_option("--swap-max-m", o.swap_max_m,
                   "both: rank the transposed problem only for M up to this (0: any M)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
+      ->check(int_in(0, kMaxProblemDim))->capture_default_str();
   cmd->add_option_function<std::vector<std::string>>(
          "--swap-layouts", [&o](const std::vector<std::string>& v) { o.swap_layouts = parse_swap_layouts(v, "--swap-layouts"); },
          "both: the layouts whose transposed problem is ranked, comma-separated (default: tn,nt,nn,tt)")
@@ -135,6 +132,7 @@ inline void finish_selector_options(SelectorOptions& o, bool exhaustive) {
 
 // The selection methods of `cks plan picks|sidebyside` and `cks analyze sidebyside`, by name
 // (comma-separated, the deployed one first): deployed (cks select's defaults with the model),
+// own (cks select --orientations own: the deployed ranking before session 31),
 // prefilterN (cks select --prefilter N: another prefilter size, measured beside the default),
 // evidenceG:T (cks select --evidence-groups G --evidence-top T),
 // exhaustive (the model over the whole catalogue), static (the static score). `tops`: the depth
@@ -208,6 +206,12 @@ struct SelectionMethods {
       if (m == "deployed") {
         selectors.push_back(std::make_unique<Selector>(model, so));
         methods.push_back({m, selectors.back().get(), tops[0]});
+      } else if (m == "own") {
+        // own: cks select --orientations own (the deployed ranking before session 31, when both
+        // orientations became the default), ranked as deep as the deployed method.
+        so.orientations = Orientations::own;
+        selectors.push_back(std::make_unique<Selector>(model, so));
+        methods.push_back({m, selectors.back().get(), tops[0]});
       } else if (m.rfind("prefilter", 0) == 0 && m.size() > 9 &&
                  m.find_first_not_of("0123456789", 9) == std::string::npos && m.size() <= 16 && std::stoul(m.substr(9)) > 0) {
         // prefilterN: cks select's ranking with --prefilter N (the deployed defaults otherwise),
@@ -240,7 +244,7 @@ struct SelectionMethods {
         selectors.push_back(std::make_unique<Selector>(Selector::static_score(hw_preset(model->info().hw_preset), so)));
         methods.push_back({m, selectors.back().get(), tops[2]});
       } else {
-        throw Error("--methods: unknown method '" + m + "' (expected deployed, prefilterN with N >= 1, evidenceG:T with G, T >= 1, both[:gF][:mN][:lL+L], exhaustive or static)");
+        throw Error("--methods: unknown method '" + m + "' (expected deployed, own, prefilterN with N >= 1, evidenceG:T with G, T >= 1, both[:gF][:mN][:lL+L], exhaustive or static)");
       }
     }
   }

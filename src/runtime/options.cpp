@@ -1,11 +1,14 @@
 // The runtime's configuration and call checks (runtime/options.hpp).
 #include "runtime/options.hpp"
 
+#include "cks/selector.hpp"
+
 #include <cstdlib>
 #include <cstring>
 #include <utility>
 
 #include "cks/common.hpp"
+#include "cks/selector.hpp"
 
 namespace cks::rt {
 
@@ -98,6 +101,9 @@ RuntimeConfig resolve_config(const cks_runtime_options* o, const EnvLookup& env)
   }
   c.bundle_dir = string_option(o->bundle_dir, "CKS_BUNDLE", "", env);
   c.model_path = string_option(o->model_path, "CKS_MODEL", "", env);
+  c.orientations = string_option(o->orientations, "CKS_ORIENTATIONS", "both", env);
+  if (c.orientations.empty()) c.orientations = "both";
+  parse_orientations(c.orientations, o->orientations ? "orientations" : "$CKS_ORIENTATIONS");  // one line on a bad value
   // The cache folder is needed only when neither file is given.
   std::string home;
   const auto home_or_throw = [&] {

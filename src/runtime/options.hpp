@@ -25,6 +25,7 @@ struct RuntimeConfig {
   Mode mode = Mode::select;
   std::string bundle_dir;     // "" = no bundle
   std::string model_path;     // "" = the shipped default model (libcks's lookup)
+  std::string orientations = "both";  // the selector's: "both" or "own" (cks_selector_create_with)
   std::string tuning_file;
   std::string kernel_cache;
   bool compile_on_miss = true;

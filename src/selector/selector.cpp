@@ -34,6 +34,12 @@ KernelDesc selected_kernel(const Selection& s, Layout layout) {
   return Catalogue::get(swap_layout(layout)).kernels().at(s.kernel).swapped_twin();
 }
 
+Orientations parse_orientations(std::string_view v, const std::string& what) {
+  if (v == "own") return Orientations::own;
+  if (v == "both") return Orientations::both;
+  throw Error(what + ": '" + std::string(v) + "' is not own or both");
+}
+
 bool swap_eligible(const SelectorOptions& o, const Problem& p) {
   return (o.swap_max_m <= 0 || p.m <= o.swap_max_m) && (o.swap_layouts >> static_cast<unsigned>(p.layout) & 1u);
 }
@@ -691,7 +697,11 @@ Ranking Selector::select(const Problem& p, size_t top_k) const {
   return Ranking(std::move(ranked), top_k);
 }
 
-void Selector::prepare(Layout layout) const { impl_->layout_state(layout); }
+void Selector::prepare(Layout layout) const {
+  impl_->layout_state(layout);
+  // both orientations: the transposed problems' layout too, so that no first select pays its set-up.
+  if (impl_->options.orientations == Orientations::both) impl_->layout_state(swap_layout(layout));
+}
 
 std::vector<uint32_t> Selector::prefiltered(const Problem& p, size_t top_k) const {
   validate(p, top_k);

@@ -33,6 +33,32 @@ std::string cli_output(int64_t m, int64_t n, int64_t k, const char* layout) {
       .output;
 }
 
+// Orientations (cks_selector_create_with, $CKS_ORIENTATIONS): with both (the default), M = 136
+// leads with a swapped kernel, whose canonical ends "+swap" and whose tile fields are its own
+// (the tile N along M: 144 or less, not a 64-row multiple); own ranks the tn catalogue only.
+TEST(CApiProblems, OrientationsAndSwappedPicks) {
+  for (const char* orient : {"both", "own"}) {
+    cks_selector_handle h = nullptr;
+    ASSERT_EQ(cks_selector_create_with(nullptr, orient, &h), 0) << cks_last_error();
+    cks_selection out[2];
+    uint32_t count = 0;
+    ASSERT_EQ(cks_selector_select(h, 136, 14336, 5120, "tn", 2, out, &count), 0) << cks_last_error();
+    ASSERT_EQ(count, 2u);
+    const std::string canonical = out[0].canonical;
+    const bool swapped = canonical.size() > 5 && canonical.compare(canonical.size() - 5, 5, "+swap") == 0;
+    EXPECT_EQ(swapped, std::string(orient) == "both") << canonical;
+    if (swapped) {
+      EXPECT_NE(canonical.find("_" + std::to_string(out[0].tile_m) + "x" + std::to_string(out[0].tile_n) + "x"),
+                std::string::npos) << canonical << ": the tile fields are the swapped kernel's";
+    }
+    cks_selector_free(h);
+  }
+  cks_selector_handle h = nullptr;
+  EXPECT_NE(cks_selector_create_with(nullptr, "sideways", &h), 0);
+  EXPECT_EQ(std::string(cks_last_error()), "orientations: 'sideways' is not own or both");
+  EXPECT_EQ(h, nullptr);
+}
+
 TEST(CApiProblems, AcceptsWhatTheLayoutAllows) {
   EXPECT_EQ(capi_error(24, 1, 64, "tn"), "");  // decode-sized N for TN (N is no operand's contiguous dimension)
   EXPECT_EQ(capi_error(4096, 12, 4096, "nn"), "");

@@ -11,7 +11,17 @@
 #include <string>
 #include <vector>
 
+#include "cks/selector.hpp"
+
 namespace cks::test {
+
+// The selector's options with the problem's own orientation only: the options before session 31,
+// for tests of the ranking's mechanics (prefilter, cascade, caches, ties), which the transposed
+// problem's interleaved picks (Orientations::both, the default) would blur.
+inline SelectorOptions own_orientation(SelectorOptions o = {}) {
+  o.orientations = Orientations::own;
+  return o;
+}
 
 inline std::string slurp(const std::string& path) {
   std::ifstream in(path);

@@ -9,13 +9,14 @@
 #include "cks/models.hpp"
 #include "cks/registry.hpp"
 #include "cks/selector.hpp"
+#include "common/test_util.hpp"
 
 using namespace cks;
 
 namespace {
 
 const Selector& static_selector() {
-  static const Selector s = Selector::static_score(default_hw());
+  static const Selector s = Selector::static_score(default_hw(), test::own_orientation());
   return s;
 }
 

@@ -11,6 +11,7 @@
 #include "cks/plan.hpp"
 #include "cks/registry.hpp"
 #include "cks/selector.hpp"
+#include "common/test_util.hpp"
 #include "monitor/collect_fixture.hpp"
 #include "monitor/compile_source.hpp"
 #include "registry/registry_test_util.hpp"
@@ -25,7 +26,7 @@ constexpr long M = 1024, N = 2048, K = 4096;
 
 // The static selector's ranking of the TN problem.
 Ranking static_ranking(size_t top) {
-  static const Selector s = Selector::static_score(default_hw());
+  static const Selector s = Selector::static_score(default_hw(), test::own_orientation());
   return s.select(Problem{M, N, K, Layout::tn}, top);
 }
 
@@ -50,7 +51,7 @@ std::string write_registry(const ScratchDir& dir) {
 }
 
 const Selector& static_selector() {
-  static const Selector s = Selector::static_score(default_hw());
+  static const Selector s = Selector::static_score(default_hw(), test::own_orientation());
   return s;
 }
 
@@ -358,7 +359,7 @@ TEST(PlanSideBySide, OnlyDifferingKeepsTheGroupsWhereSwappedKernelsLead) {
     reg.upsert_group(test_group(136, 14336, 5120, "eval"));
   }
   const Registry reg(path, RegistryOptions{.create = false});
-  SelectorOptions bo;
+  SelectorOptions bo = test::own_orientation();
   bo.orientations = Orientations::both;
   const Selector both = Selector::static_score(default_hw(), bo);
   SideBySidePlanOptions o;

@@ -132,3 +132,20 @@ def test_import_needs_neither_torch_nor_cuda() -> None:
 def test_version_and_data() -> None:
     assert cks.__version__ == subprocess.run([str(CKS), "--version"], capture_output=True, text=True).stdout.split()[-1]
     assert os.path.isfile(cks.data_path("hw_presets"))
+
+
+def test_swapped_picks_match_the_cli_and_the_env_turns_them_off() -> None:
+    # Both orientations are ranked by default: M = 136 leads with a swapped kernel (tile N 144
+    # along M) in cks select and in cks.select alike; $CKS_ORIENTATIONS=own ranks the own layout only.
+    ours = cks.select(136, 14336, 5120, "tn", top=2)
+    theirs = cli_select(136, 14336, 5120, "tn", 2)
+    assert [s.kernel_id for s in ours] == [r["kernel_id"] for r in theirs]
+    assert [s.swapped for s in ours] == [bool(r["swapped"]) for r in theirs]
+    assert ours[0].swapped and ours[0].canonical.endswith("+swap")
+    code = "import cks; print(int(cks.select(136, 14336, 5120, 'tn')[0].swapped))"
+    own = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "CKS_ORIENTATIONS": "own"})
+    assert own.returncode == 0 and own.stdout.strip() == "0", own.stderr
+    bad = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "CKS_ORIENTATIONS": "sideways"})
+    assert bad.returncode != 0 and "$CKS_ORIENTATIONS: 'sideways' is not own or both" in bad.stderr

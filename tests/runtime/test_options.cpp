@@ -106,6 +106,20 @@ TEST(RuntimeOptions, EnvironmentOverDefaultsOptionsOverEnvironment) {
   EXPECT_NO_THROW(resolve_config(&o, env_of({})));
 }
 
+// The selector's orientations: "both" by default, $CKS_ORIENTATIONS over it, the option over both;
+// anything else is one line naming where it came from.
+TEST(RuntimeOptions, OrientationsDefaultToBoth) {
+  EXPECT_EQ(resolve_config(nullptr, env_of({{"HOME", "/h"}})).orientations, "both");
+  EXPECT_EQ(resolve_config(nullptr, env_of({{"HOME", "/h"}, {"CKS_ORIENTATIONS", "own"}})).orientations, "own");
+  cks_runtime_options o = defaults();
+  o.orientations = "both";
+  EXPECT_EQ(resolve_config(&o, env_of({{"HOME", "/h"}, {"CKS_ORIENTATIONS", "own"}})).orientations, "both");
+  EXPECT_EQ(error_of([] { resolve_config(nullptr, env_of({{"HOME", "/h"}, {"CKS_ORIENTATIONS", "sideways"}})); }),
+            "$CKS_ORIENTATIONS: 'sideways' is not own or both");
+  o.orientations = "Both";
+  EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }), "orientations: 'Both' is not own or both");
+}
+
 TEST(RuntimeOptions, BadValuesAreOneClearLine) {
   EXPECT_EQ(error_of([] { resolve_config(nullptr, env_of({{"HOME", "/h"}, {"CKS_MODE", "fast"}})); }),
             "$CKS_MODE: unknown mode 'fast' (expected select, autotune or cublas)");

@@ -14,6 +14,7 @@
 #include "cks/c_api.h"
 #include "cks/sampling.hpp"
 #include "cks/selector.hpp"
+#include "common/test_util.hpp"
 #include "models/synthetic.hpp"
 #include "cli/selector_opts.hpp"
 #include "selector/static_index.hpp"
@@ -51,7 +52,7 @@ std::shared_ptr<const Model> xgboost_model() {
 const Problem kProblem{2048, 1024, 4096, Layout::tn};
 
 SelectorOptions exhaustive_options() {
-  SelectorOptions o;
+  SelectorOptions o = test::own_orientation();
   o.prefilter = 0;
   return o;
 }
@@ -100,7 +101,7 @@ TEST(SelectorModel, ExhaustiveTopKMatchesTheModelsScoresOfTheCatalogue) {
 
 TEST(SelectorModel, TwoStageRanksTheFinalistsByTheFullModel) {
   const auto model = std::shared_ptr<const Model>(Model::load(model_path()));
-  SelectorOptions o;
+  SelectorOptions o = test::own_orientation();
   o.prefilter = 700;
   o.evidence_groups = 0;  // the prefilter alone (evidence: SelectorEvidence)
   const Selector sel(model, o);
@@ -133,7 +134,7 @@ TEST(SelectorModel, TwoStageRanksTheFinalistsByTheFullModel) {
 
 TEST(SelectorModel, PrefilterCoveringTheCatalogueEqualsExhaustive) {
   const auto model = std::shared_ptr<const Model>(Model::load(model_path()));
-  SelectorOptions o;
+  SelectorOptions o = test::own_orientation();
   o.prefilter = 1u << 30;
   const Selector all(model, o), exhaustive(model, exhaustive_options());
   for (const Problem& p : {kProblem, Problem{64, 64, 8192, Layout::nt}}) {
@@ -150,12 +151,12 @@ TEST(SelectorModel, KnowsTheLayoutsItWasTrainedOn) {
   const Selector sel(model_path());  // 10 TN training groups
   EXPECT_EQ(sel.training_groups(Layout::tn), std::optional<size_t>(10));
   EXPECT_EQ(sel.training_groups(Layout::tt), std::optional<size_t>(0));
-  EXPECT_FALSE(Selector::static_score(default_hw()).training_groups(Layout::tn).has_value());
+  EXPECT_FALSE(Selector::static_score(default_hw(), test::own_orientation()).training_groups(Layout::tn).has_value());
 }
 
 // A small cascade for the test model: prefilter 600, 10 trees for all, the other trees for 50.
 SelectorOptions small_cascade() {
-  SelectorOptions o;
+  SelectorOptions o = test::own_orientation();
   o.prefilter = 600;
   o.cascade_terms = 10;
   o.cascade_keep = 50;
@@ -221,7 +222,7 @@ TEST(SelectorModel, CacheServesRepeatsAndDeeperRequests) {
 }
 
 TEST(SelectorStatic, FallbackRanksByTheStaticScore) {
-  const Selector sel = Selector::static_score(default_hw());
+  const Selector sel = Selector::static_score(default_hw(), test::own_orientation());
   EXPECT_EQ(sel.description(), "static score");
   for (const Problem& p : {Problem{4096, 4096, 4096, Layout::nt}, Problem{24, 4096, 640, Layout::tn}}) {
     // The whole catalogue by (static score desc, index asc), directly.
@@ -247,10 +248,10 @@ TEST(SelectorStatic, FallbackRanksByTheStaticScore) {
 // interleaved with the own one, the swapped first; elsewhere the own ranking alone. The head does
 // not depend on depth; swap_max_m and swap_layouts limit the problems it is tried on.
 TEST(SelectorOrientations, BothInterleavesTheTransposedProblemsSwappedKernels) {
-  SelectorOptions o;
+  SelectorOptions o = test::own_orientation();
   o.orientations = Orientations::both;
   const Selector both = Selector::static_score(default_hw(), o);
-  const Selector own = Selector::static_score(default_hw());
+  const Selector own = Selector::static_score(default_hw(), test::own_orientation());
   EXPECT_EQ(both.mode(), "static score; both orientations");
   const Problem odd{136, 14336, 5120, Layout::nn};
   const Problem transposed{14336, 136, 5120, Layout::tt};
@@ -359,7 +360,7 @@ TEST(SelectorStaticIndex, PrefilterIsTheTopByKey) {
 // exactly as a mean-mode selector whose only reference problem is that one.
 TEST(SelectorModel, NearestPriorIsTheNearestReferenceProblemsPrior) {
   const auto model = xgboost_model();
-  SelectorOptions near;
+  SelectorOptions near = test::own_orientation();
   near.prefilter = 500;
   near.prior_terms = 10;
   near.prior_mode = PriorMode::nearest;
@@ -425,11 +426,11 @@ TEST(SelectorMethods, PrefilterNAndEvidenceAreTheDeployedRankingWithOtherSetting
   EXPECT_EQ(m.methods[1].name, "prefilter4096");
   EXPECT_EQ(m.methods[1].top, 4u) << "as deep as deployed";
   EXPECT_EQ(m.methods[1].selector->options().prefilter, 4096u);
-  EXPECT_EQ(m.methods[0].selector->options().prefilter, SelectorOptions{}.prefilter);
+  EXPECT_EQ(m.methods[0].selector->options().prefilter, test::own_orientation().prefilter);
   EXPECT_EQ(m.methods[2].selector->options().prefilter, 0u);
   const Problem p{96, 4096, 4096, Layout::tn};
   const Ranking wide = m.methods[1].selector->select(p, 4);
-  SelectorOptions o;
+  SelectorOptions o;  // the methods' defaults (both orientations)
   o.prefilter = 4096;
   const Ranking same = Selector(model_path(), o).select(p, 4);
   ASSERT_EQ(wide.size(), same.size());
@@ -439,7 +440,7 @@ TEST(SelectorMethods, PrefilterNAndEvidenceAreTheDeployedRankingWithOtherSetting
   EXPECT_EQ(ev.methods[1].top, 4u);
   EXPECT_EQ(ev.methods[1].selector->options().evidence_groups, 16u);
   EXPECT_EQ(ev.methods[1].selector->options().evidence_top, 4u);
-  EXPECT_EQ(ev.methods[1].selector->options().prefilter, SelectorOptions{}.prefilter);
+  EXPECT_EQ(ev.methods[1].selector->options().prefilter, test::own_orientation().prefilter);
   for (const char* bad : {"deployed,prefilter0", "deployed,prefilter", "deployed,prefilterx", "prefilter12x",
                           "deployed,prefilter123456789", "evidence16", "evidence0:4", "evidence16:0", "evidence:4",
                           "evidence16:4x", "evidence1234567:4"}) {
@@ -505,7 +506,7 @@ TEST(SelectorEvidence, TheNearestGroupsLeadersJoinThePrefiltersCandidates) {
   EXPECT_EQ(bare_text.find("\"evidence\""), std::string::npos);
 
   // A tiny prefilter keeps the nearest group's (the problem's own shape) first leaders.
-  SelectorOptions so;
+  SelectorOptions so = test::own_orientation();
   so.prefilter = 16;
   so.cascade_terms = 0;
   so.evidence_groups = 1;

@@ -90,7 +90,7 @@ void expect_same_bits(const std::vector<Picks>& a, const std::vector<Picks>& b, 
 // The rankings of the saved model with the caches off.
 std::vector<Picks> uncached_rankings() {
   test::ScopedEnv off("CKS_CACHE_DIR", "off");
-  return rankings(Selector(xgboost_file()));
+  return rankings(Selector(xgboost_file(), test::own_orientation()));
 }
 
 ino_t inode(const std::string& path) {
@@ -104,16 +104,16 @@ TEST(SelectorSetupCache, RankingsAreTheSameWithAndWithoutTheCache) {
   test::ScratchDir dir;
   const std::vector<Picks> uncached = uncached_rankings();
   test::ScopedEnv env("CKS_CACHE_DIR", dir.path());
-  EXPECT_EQ(rankings(Selector(xgboost_file())), uncached);  // misses: computed and written
+  EXPECT_EQ(rankings(Selector(xgboost_file(), test::own_orientation())), uncached);  // misses: computed and written
   const auto written = prior_entries(dir.path());
   ASSERT_EQ(written.size(), kLayouts.size());
   std::vector<ino_t> inodes;
   for (const auto& p : written) inodes.push_back(inode(p));
-  EXPECT_EQ(rankings(Selector(xgboost_file())), uncached);  // hits: read back, not rewritten
+  EXPECT_EQ(rankings(Selector(xgboost_file(), test::own_orientation())), uncached);  // hits: read back, not rewritten
   EXPECT_EQ(prior_entries(dir.path()), written);
   for (size_t i = 0; i < written.size(); ++i) EXPECT_EQ(inode(written[i]), inodes[i]) << written[i];
   // Other prior options are other entries.
-  SelectorOptions o;
+  SelectorOptions o = test::own_orientation();
   o.prior_terms = 20;
   Selector(xgboost_file(), o).prepare(Layout::tn);
   EXPECT_EQ(prior_entries(dir.path()).size(), kLayouts.size() + 1);
@@ -123,7 +123,7 @@ TEST(SelectorSetupCache, CorruptOrStaleEntriesAreRebuilt) {
   test::ScratchDir dir;
   const std::vector<Picks> uncached = uncached_rankings();
   test::ScopedEnv env("CKS_CACHE_DIR", dir.path());
-  Selector(xgboost_file()).prepare(Layout::tn);
+  Selector(xgboost_file(), test::own_orientation()).prepare(Layout::tn);
   const auto written = prior_entries(dir.path());
   ASSERT_EQ(written.size(), 1u);
   const std::string good = test::slurp(written[0]);
@@ -141,7 +141,7 @@ TEST(SelectorSetupCache, CorruptOrStaleEntriesAreRebuilt) {
     if (what == 2) std::ofstream(written[0], std::ios::binary | std::ios::trunc) << good.substr(0, good.size() / 2);
     if (what == 3) std::ofstream(written[0], std::ios::binary | std::ios::trunc) << "";
     std::vector<Picks> got;
-    ASSERT_NO_THROW(got = rankings(Selector(xgboost_file()))) << what;
+    ASSERT_NO_THROW(got = rankings(Selector(xgboost_file(), test::own_orientation()))) << what;
     EXPECT_EQ(got, uncached) << what;
     EXPECT_EQ(test::slurp(written[0]), good) << what << ": rebuilt";
   }
@@ -154,9 +154,9 @@ TEST(SelectorSetupCache, ModelsWithoutAFileAreNotCached) {
   ASSERT_NE(model->info().source_hash, 0u);
   std::shared_ptr<Model> trained = Model::deserialize(test::slurp(xgboost_file()));
   trained->info().source_hash = 0;  // as a model trained in this process
-  Selector(trained).prepare(Layout::nt);
+  Selector(trained, test::own_orientation()).prepare(Layout::nt);
   EXPECT_TRUE(prior_entries(dir.path()).empty());
-  Selector(model).prepare(Layout::nt);
+  Selector(model, test::own_orientation()).prepare(Layout::nt);
   EXPECT_EQ(prior_entries(dir.path()).size(), 1u);
 }
 
@@ -170,7 +170,7 @@ TEST(SelectorSetupCache, ShippedModelRanksAsBefore) {
   test::ScratchDir dir;
   test::ScopedEnv env("CKS_CACHE_DIR", dir.path());
   for (const char* pass : {"cold cache", "warm cache"}) {
-    const Selector s(model);
+    const Selector s(model, test::own_orientation());  // the golden rankings are of the own orientation
     size_t layouts_seen = 0;
     Layout last = Layout::tn;
     for (const auto& g : golden.at("problems")) {
@@ -205,7 +205,7 @@ TEST(SelectorThreads, RankingsAreTheSameForAnyThreadCount) {
   std::shared_ptr<const Model> model = Model::load(xgboost_file());
   ASSERT_GT(model->terms(), 8u);
   const std::vector<Problem> problems = many_problems(6);
-  SelectorOptions o;
+  SelectorOptions o = test::own_orientation();
   o.prefilter = 2048;
   o.cascade_terms = 4;
   o.cascade_keep = 256;
@@ -244,7 +244,7 @@ TEST(SelectorThreads, ShippedModelRanksTheSameForAnyThreadCount) {
   test::ScopedEnv env("CKS_CACHE_DIR", dir.path());
   std::shared_ptr<const Model> model = Model::load(path);
   const std::vector<Problem> problems = many_problems(21);
-  SelectorOptions o;
+  SelectorOptions o = test::own_orientation();
   o.select_threads = 1;
   const std::vector<Picks> want = rankings_of(Selector(model, o), problems);
   o.select_threads = 4;

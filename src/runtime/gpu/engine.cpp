@@ -388,7 +388,8 @@ std::vector<Candidate> Engine::ranking(const Call& c, size_t depth, std::string&
     if (!selector_tried_) {  // the model is loaded once, at the first problem the bundle does not rank
       selector_tried_ = true;
       cks_selector_handle h = nullptr;
-      if (cks_selector_create(model_file_.empty() ? nullptr : model_file_.c_str(), &h) == 0) selector_ = h;
+      if (cks_selector_create_with(model_file_.empty() ? nullptr : model_file_.c_str(), config_.orientations.c_str(), &h) == 0)
+        selector_ = h;
       else selector_error_ = cks_last_error();
     }
   }
@@ -1196,6 +1197,7 @@ std::string Engine::describe() const {
   {
     std::lock_guard lk(model_mu_);
     if (model_hashed_) j["model_hash"] = model_hash_;
+    j["orientations"] = config_.orientations;
   }
   {
     std::shared_lock lk(entries_mu_);
