@@ -3,7 +3,6 @@
 #include "cks/selector.hpp"
 
 #include <algorithm>
-#include <future>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -12,6 +11,7 @@
 #include <limits>
 #include <deque>
 #include <exception>
+#include <future>
 #include <map>
 #include <mutex>
 #include <numeric>
