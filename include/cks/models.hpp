@@ -423,7 +423,8 @@ MethodOutcomes kept_outcomes(const std::string& name, const Model& model, const 
 // The two-stage selector's prefilter (Selector::prefiltered) and, like for like, the exhaustive
 // ranking's top-N with N = the prefilter's size. The first row's note also says how often the
 // selector's top-1 and top-8 over the whole catalogue (prefilter and cascade) equal the
-// exhaustive ranking's (`exhaustive`: the same model without a prefilter).
+// exhaustive ranking's (`exhaustive`: the same model without a prefilter). Both selectors rank the
+// own orientation (SelectorOptions::orientations = own; Error otherwise).
 std::vector<MethodOutcomes> selector_outcomes(const std::string& name, const Model& model, const Selector& selector,
                                               const Selector& exhaustive, const Dataset& eval);
 

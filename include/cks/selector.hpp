@@ -79,14 +79,15 @@ enum class PriorMode { mean, nearest };
 //   own   the problem as given, with its layout's catalogue;
 //   both  (the default since session 31) also the transposed problem (N, M, K) in
 //         swap_layout(layout), whose candidates are run by the swapped twins of that catalogue's
-//         kernels, ranked on a second thread. The swapped orientation leads when the best static
-//         score (cks/sampling.hpp: an absolute efficiency estimate, padding and waves included) of
-//         its first `orientation_depth` candidates beats the own one's by more than `swap_margin`:
-//         then the two rankings are interleaved, the swapped first; else the own ranking alone.
-//         Scores are each ranking's own (the model scores one problem relative to itself, so they
-//         do not compare across the two). Measured side by side in lease 40 where it changes the
-//         first pick (NOTES.md, "Lease 40 read"): mean regret 4.9 -> 1.8 % on 29 evaluation, 6.8 ->
-//         5.4 % on 29 family and 4.3 -> 1.5 % on 183 llm groups; nt swaps lose in most of the 8 measured.
+//         kernels (ranked at once on a second thread, or after the own one:
+//         concurrent_orientations). The swapped orientation leads when the best static score
+//         (cks/sampling.hpp: an absolute efficiency estimate, padding and waves included) of its
+//         first `orientation_depth` candidates beats the own one's by more than `swap_margin`: then
+//         the two rankings are interleaved, the swapped first; else the own ranking alone. Scores
+//         are each ranking's own (the model scores one problem relative to itself, so they do not
+//         compare across the two). Measured side by side in lease 40 where it changes the first
+//         pick (NOTES.md, "Lease 40 read"): mean regret 4.9 -> 1.8 % on 29 evaluation, 6.8 -> 5.4 %
+//         on 29 family and 4.3 -> 1.5 % on 183 llm groups; nt swaps lose in most of the 8 measured.
 enum class Orientations { own, both };
 
 struct SelectorOptions {
@@ -127,6 +128,13 @@ struct SelectorOptions {
   // (1 << int(Layout)) is set in swap_layouts (default: every layout).
   long swap_max_m = 0;
   unsigned swap_layouts = 0xFu;
+  // both: how the two rankings of an eligible problem run (the ranking is the same either way):
+  // 1 = at once, each on select_threads threads with its own workers; 0 = one after the other on
+  // every select thread; -1 = at once on a machine with two hardware threads or more, else one
+  // after the other. Either way the transposed ranking stops once static bounds show that its
+  // orientation cannot lead (its catalogue's or its cascade's best static score is not above
+  // the bar).
+  int concurrent_orientations = -1;
 };
 // Whether SelectorOptions::orientations = both ranks p's transposed problem (swap_max_m, swap_layouts).
 bool swap_eligible(const SelectorOptions& o, const Problem& p);
@@ -172,6 +180,9 @@ class Selector {
   std::string description() const;  // "xgboost rank:ndcg (models/default.json)" or "static score"
   // The ranking mode: "exhaustive", "prefilter 2048, cascade 25 trees -> 128" or "static score".
   std::string mode() const;
+  // both orientations: whether an eligible problem's two rankings run at once (resolved
+  // SelectorOptions::concurrent_orientations).
+  bool concurrent_orientations() const;
   size_t cached_problems() const;
 
  private:

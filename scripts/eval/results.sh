@@ -26,17 +26,18 @@ for layout in tn nt nn tt; do
 done
 # Like with like: the side-by-side repetitions (cks plan sidebyside), each group's latest round,
 # the headline of docs/results.md: the evaluation groups, the held-out model families (set
-# 'family'), and with PREV_MODEL the model shipped before, whose first pick the same round measured.
+# 'family'), the llm set's groups (lease 38), and with PREV_MODEL the model shipped before, whose first pick the same round measured.
 sbs() {  # name, model, base set, plot title[, methods]
   echo "[results] $1: cks analyze sidebyside --model $2 --base-set $3" >&2
   local t0=$(date +%s)
-  "$CKS" analyze sidebyside ${REG:+--registry "$REG"} --model "$2" --base-set "$3" --methods "${5:-deployed,exhaustive,static}" \
+  "$CKS" analyze sidebyside ${REG:+--registry "$REG"} --model "$2" --base-set "$3" --methods "${5:-deployed,own,exhaustive,static}" \
     --per-group "$OUT/$1_groups.csv" --format json > "$OUT/$1.json"
   echo $(( $(date +%s) - t0 )) > "$OUT/$1.seconds"
   python3 scripts/analysis/plot_sidebyside.py "$OUT/$1_groups.csv" "$OUT/$1" --title "$4" > /dev/null
 }
 sbs sidebyside "$MODEL" eval "evaluation groups"
 sbs sidebyside_family "$MODEL" family "held-out families"
+sbs sidebyside_llm "$MODEL" llm "llm shapes" deployed,own,static
 if [ -n "${PREV_MODEL:-}" ]; then
   sbs sidebyside_prev "$PREV_MODEL" eval "evaluation groups, previous model" deployed
   sbs sidebyside_family_prev "$PREV_MODEL" family "held-out families, previous model" deployed
@@ -44,7 +45,8 @@ fi
 [ -n "${NO_DOC:-}" ] && exit 0
 # The per-group tables and plots docs/results.md points to.
 for f in "$OUT"/sidebyside*_groups.csv "$OUT"/sidebyside_regret_cdf.png "$OUT"/sidebyside_vs_cublas.png \
-         "$OUT"/sidebyside_family_regret_cdf.png "$OUT"/sidebyside_family_vs_cublas.png; do
+         "$OUT"/sidebyside_family_regret_cdf.png "$OUT"/sidebyside_family_vs_cublas.png \
+         "$OUT"/sidebyside_llm_regret_cdf.png "$OUT"/sidebyside_llm_vs_cublas.png; do
   [ -f "$f" ] && cp "$f" docs/analysis/
 done
 python3 scripts/eval/results_md.py "$OUT" > docs/results.md

@@ -78,6 +78,7 @@ struct BenchSelectOpts {
   bool fallback_static = false;
   SelectorOptions selector;
   bool exhaustive = false;
+  std::string concurrent = "auto";
   std::string format;
 };
 
@@ -98,6 +99,7 @@ void run_bench_select(const BenchSelectOpts& o) {
   if (o.cached < 1) throw Error("--cached must be >= 1");
   SelectorOptions so = o.selector;
   finish_selector_options(so, o.exhaustive);
+  so.concurrent_orientations = o.concurrent == "on" ? 1 : o.concurrent == "off" ? 0 : -1;
   std::unique_ptr<Selector> selector;
   const std::string path = o.model.empty() ? Selector::default_model_path() : o.model;
   const auto t_load = std::chrono::steady_clock::now();
@@ -141,7 +143,11 @@ void run_bench_select(const BenchSelectOpts& o) {
       sum_w += wall[i];
       sum_c += cpu[i];
     }
-    t.add_row({selector->description(), selector->mode(), ls, static_cast<int64_t>(Catalogue::get(layout).candidates().size()),
+    t.add_row({selector->description(),
+               selector->mode() + (so.orientations == Orientations::both
+                                       ? (selector->concurrent_orientations() ? " (at once)" : " (in turn)")
+                                       : ""),
+               ls, static_cast<int64_t>(Catalogue::get(layout).candidates().size()),
                load_s * 1e3, setup_s * 1e3, static_cast<int64_t>(wall.size()), sum_w / wall.size() * 1e3,
                quantile(wall, 0.5) * 1e3, quantile(wall, 0.95) * 1e3, *std::max_element(wall.begin(), wall.end()) * 1e3,
                sum_c / cpu.size() * 1e3, cached_s * 1e9});
@@ -234,6 +240,12 @@ void register_bench(CLI::App& app) {
   sel->add_option("--cached", so.cached, "repeated selects of one problem")->transform(positive_count())->capture_default_str();
   add_selector_options(sel, so.selector, &so.exhaustive);
   add_orientation_options(sel, so.selector);
+  sel->add_option("--concurrent-orientations", so.concurrent,
+                  "both: the two rankings of a problem at once, each with its own --select-threads threads (on), "
+                  "or one after the other (off); auto: at once on a machine with two hardware threads or more "
+                  "(the same ranking either way)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
   add_format(sel, so.format, "md");
   sel->callback([] { run_bench_select(so); });
 

@@ -525,9 +525,13 @@ void register_eval(CLI::App& app) {
       if (!prefilters->empty()) {
         // The selectors share the model (not owned: it outlives them).
         const std::shared_ptr<const Model> shared(&model, [](const Model*) {});
+        // Proxies over the group's measured candidates of its own layout's catalogue: the own
+        // orientation (a swapped pick is no candidate of that catalogue; the real-pick rows below
+        // rank both).
         SelectorOptions ex = *sel_opts;
         ex.prefilter = 0;
         ex.threads = scoring_threads(spec.options.threads);
+        ex.orientations = Orientations::own;
         const Selector exhaustive(shared, ex);
         for (const PrefilterRow& row : prefilter_rows) {
           SelectorOptions o = ex;

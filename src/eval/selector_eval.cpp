@@ -127,6 +127,9 @@ MethodOutcomes kept_outcomes(const std::string& name, const Model& model, const 
 
 std::vector<MethodOutcomes> selector_outcomes(const std::string& name, const Model& model, const Selector& selector,
                                               const Selector& exhaustive, const Dataset& eval) {
+  if (selector.options().orientations != Orientations::own || exhaustive.options().orientations != Orientations::own)
+    throw Error("selector_outcomes: the prefilter proxies rank the candidates of the group's own catalogue: "
+                "selectors of the own orientation only");
   constexpr size_t kDepth = kTopK.back();
   std::map<std::string, size_t> kept_count;  // per group key
   MethodOutcomes two_stage = kept_outcomes(name, model, eval, [&](const Problem& p) {

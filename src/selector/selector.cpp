@@ -240,11 +240,13 @@ struct Selector::Impl {
   mutable std::mutex layouts_mutex;
   mutable std::map<Layout, std::shared_ptr<const LayoutState>> layouts;
 
-  // The workers of select_threads (created on first use); a select holds pool_mutex while it
-  // uses them, and one that finds them busy scores on its own thread.
-  mutable std::mutex pool_mutex;
-  mutable std::once_flag pool_once;
-  mutable std::unique_ptr<WorkerPool> pool;
+  // The workers of select_threads (created on first use); a select holds a pool's mutex while it
+  // uses its workers, and one that finds them busy scores on its own thread. Two pools when the
+  // two orientations are ranked at once (concurrent_orientations()), one per ranking; else one.
+  static constexpr size_t kPools = 2;
+  mutable std::array<std::mutex, kPools> pool_mutex;
+  mutable std::array<std::once_flag, kPools> pool_once;
+  mutable std::array<std::unique_ptr<WorkerPool>, kPools> pool;
 
   mutable std::mutex cache_mutex;
   // A cached list shorter than the depth it was ranked for holds the whole catalogue.
@@ -393,8 +395,11 @@ struct Selector::Impl {
   // options.prefilter) best by the prefilter key, joined by the first evidence_top leaders of the
   // evidence_groups training groups nearest to the problem (squared distance of log2 M, N, K;
   // ties by the model file's order).
-  std::vector<uint32_t> prefilter_candidates(const Problem& p, size_t depth, const LayoutState& state) const {
-    std::vector<uint32_t> kept = state.index.top_prefilter(p, std::max(options.prefilter, depth), prior_view(p));
+  // best_static: the best static score of the whole catalogue (StaticIndex::top_prefilter).
+  std::vector<uint32_t> prefilter_candidates(const Problem& p, size_t depth, const LayoutState& state,
+                                             double* best_static = nullptr) const {
+    std::vector<uint32_t> kept =
+        state.index.top_prefilter(p, std::max(options.prefilter, depth), prior_view(p), best_static);
     const size_t groups = std::min(options.evidence_groups, state.evidence.size());
     if (groups == 0 || options.evidence_top == 0) return kept;
     const std::array<double, 3> q{std::log2(static_cast<double>(p.m)), std::log2(static_cast<double>(p.n)),
@@ -433,12 +438,20 @@ struct Selector::Impl {
     return {(rows + per - 1) / per, per};
   }
 
-  // Runs fn(0) .. fn(tasks - 1): on the calling thread, or shared with the workers when `pool_lock`
-  // holds them.
+  // Whether both orientations' rankings run at once, each on select_threads() threads (with
+  // its own workers), or one after the other on all of them: at once on any machine with two
+  // hardware threads (on the 2-core VM, 2 threads each: the same mean as one after the other and
+  // a lower p95, docs/models.md "Both orientations").
+  bool concurrent_orientations() const {
+    if (options.concurrent_orientations >= 0) return options.concurrent_orientations > 0;
+    return std::thread::hardware_concurrency() >= 2u;
+  }
+
+  // Runs fn(0) .. fn(tasks - 1): on the calling thread, or shared with `workers` (held) if any.
   template <class F>
-  void run_tasks(size_t tasks, const std::unique_lock<std::mutex>& pool_lock, F&& fn) const {
-    if (tasks > 1 && pool_lock.owns_lock()) {
-      pool->run(tasks, fn);
+  void run_tasks(size_t tasks, WorkerPool* workers, F&& fn) const {
+    if (tasks > 1 && workers) {
+      workers->run(tasks, fn);
     } else {
       for (size_t t = 0; t < tasks; ++t) fn(t);
     }
@@ -448,22 +461,40 @@ struct Selector::Impl {
   // With select_threads > 1, phi and the first terms (stage 1), then the remaining terms of the
   // kept rows (stage 2), are computed in blocks of rows on the workers; a row's phi and scores do
   // not depend on its block, so the result is the single thread's bit for bit.
-  void two_stage_scores(const Problem& p, size_t depth, const LayoutState& state, std::vector<uint32_t>& finalists,
-                        std::vector<float>& scores) const {
+  // lead_bar (both orientations: the transposed ranking; rank()): once it holds the bar (> 0),
+  // returns false, scoring no further, where this orientation cannot lead: at the end of the
+  // prefilter, where the best static score of the whole catalogue is not above the bar; at the
+  // end of the first stage, where neither is the best static score of the candidates the cascade
+  // keeps (a superset of the ranking's head). (Each score as rank()'s estimate computes it: the
+  // same function; the relative 1e-9 spares a rounding argument.)
+  bool two_stage_scores(const Problem& p, size_t depth, const LayoutState& state, std::vector<uint32_t>& finalists,
+                        std::vector<float>& scores, const std::atomic<double>* lead_bar = nullptr) const {
     const Catalogue& cat = Catalogue::get(p.layout);
     Scratch& s = scratch();
     // The workers, when this select may use them (not held by another thread's select): woken
     // now, so that they are running by the end of the prefilter.
     const size_t threads = static_cast<size_t>(select_threads());
     std::unique_lock<std::mutex> pool_lock;
+    WorkerPool* workers = nullptr;
     if (threads > 1 && model->terms() > 0) {
-      std::call_once(pool_once, [&] { pool = std::make_unique<WorkerPool>(static_cast<int>(threads) - 1); });
-      pool_lock = std::unique_lock(pool_mutex, std::try_to_lock);
-      if (pool_lock.owns_lock()) pool->wake();
+      const size_t pools = options.orientations == Orientations::both && concurrent_orientations() ? kPools : 1;
+      for (size_t i = 0; i < pools && !workers; ++i) {
+        pool_lock = std::unique_lock(pool_mutex[i], std::try_to_lock);
+        if (!pool_lock.owns_lock()) continue;
+        std::call_once(pool_once[i], [&] { pool[i] = std::make_unique<WorkerPool>(static_cast<int>(threads) - 1); });
+        workers = pool[i].get();
+        workers->wake();
+      }
     }
-    const size_t usable = pool_lock.owns_lock() ? threads : 1;
+    const size_t usable = workers ? threads : 1;
     // Catalogue order (ascending): one kernel's rows together for phi.
-    finalists = prefilter_candidates(p, depth, state);
+    double catalogue_best = 0;
+    finalists = prefilter_candidates(p, depth, state, lead_bar ? &catalogue_best : nullptr);
+    const auto cannot_lead = [&](double best) {
+      const double bar = lead_bar ? lead_bar->load(std::memory_order_acquire) : 0.0;
+      return bar > 0 && !(best * (1.0 + 1e-9) > bar);
+    };
+    if (cannot_lead(catalogue_best)) return false;
     s.candidates.clear();
     for (uint32_t i : finalists) s.candidates.push_back(cat.candidates()[i]);
     const size_t keep = std::max(options.cascade_keep, depth);
@@ -475,7 +506,7 @@ struct Selector::Impl {
     if (s.x.size() < tasks) s.x.resize(tasks);
     std::vector<float>& first = cascading ? s.scores : scores;
     first.resize(rows);
-    run_tasks(tasks, pool_lock, [&](size_t t) {
+    run_tasks(tasks, workers, [&](size_t t) {
       const size_t begin = t * per, end = std::min(rows, begin + per);
       state.features.compute(p, std::span<const Candidate>(s.candidates).subspan(begin, end - begin), s.x[t]);
       const std::span<float> out = std::span<float>(first).subspan(begin, end - begin);
@@ -485,7 +516,7 @@ struct Selector::Impl {
         model->predict(s.x[t], out);
       }
     });
-    if (!cascading) return;
+    if (!cascading) return true;
     // Cascade: the rest of the terms for the `keep` best.
     s.positions.resize(rows);
     std::iota(s.positions.begin(), s.positions.end(), 0u);
@@ -493,6 +524,16 @@ struct Selector::Impl {
                      [&](uint32_t a, uint32_t b) { return s.scores[a] > s.scores[b] || (s.scores[a] == s.scores[b] && a < b); });
     s.positions.resize(keep);
     std::sort(s.positions.begin(), s.positions.end());
+    if (cannot_lead(catalogue_best)) return false;
+    if (lead_bar && lead_bar->load(std::memory_order_acquire) > 0) {
+      const GemmShape shape{p.m, p.n, p.k};
+      double best = 0;
+      for (const uint32_t pos : s.positions) {
+        const Candidate& c = s.candidates[pos];
+        best = std::max(best, cks::static_score(shape, cat.kernels()[c.kernel], c.knobs, hw));
+      }
+      if (cannot_lead(best)) return false;
+    }
     const auto [tasks2, per2] = split_rows(keep, model->terms() - options.cascade_terms, usable);
     if (s.x2.size() < tasks2) s.x2.resize(tasks2);
     const size_t cols = s.x[0].cols;
@@ -506,11 +547,12 @@ struct Selector::Impl {
       finalists[j] = finalists[pos];
     }
     finalists.resize(keep);
-    run_tasks(tasks2, pool_lock, [&](size_t t) {
+    run_tasks(tasks2, workers, [&](size_t t) {
       const size_t begin = t * per2;
       model->add_terms(s.x2[t], std::span<float>(scores).subspan(begin, s.x2[t].rows), options.cascade_terms,
                        model->terms());
     });
+    return true;
   }
 
   // The ranking of SelectorOptions::orientations: the problem's own (rank_one); with `both`, for
@@ -522,11 +564,6 @@ struct Selector::Impl {
     if (options.orientations == Orientations::own || !swap_eligible(options, p)) return rank_one(p, depth);
     const size_t d = std::max(depth, options.orientation_depth);
     const Problem q{p.n, p.m, p.k, swap_layout(p.layout)};
-    // The two rankings on two threads: the cold latency of one (the 1 ms budget), not of two.
-    // (Concurrent rankings are safe: rank_one is const; a ranking started while another holds the
-    // selector's scoring workers runs on its own thread.)
-    auto transposed = std::async(std::launch::async, [this, &q, d] { return rank_one(q, d); });
-    const auto own = rank_one(p, d);
     // An orientation's estimate: the best static score (absolute efficiency, padding and waves
     // included) among its first orientation_depth candidates, on its own problem.
     const auto estimate = [&](const Problem& pr, const std::vector<Selection>& list) {
@@ -537,9 +574,33 @@ struct Selector::Impl {
         best = std::max(best, cks::static_score(shape, cat.kernels()[list[i].kernel], list[i].knobs, hw));
       return best;
     };
-    const double bar = (1.0 + options.swap_margin) * estimate(p, *own);
-    const auto theirs = transposed.get();
-    if (!(estimate(q, *theirs) > bar)) return own;
+    // The transposed orientation's estimate is at most the best static score of its whole
+    // catalogue, and of the candidates its cascade keeps: where these are not above the bar, the
+    // own ranking is the answer whatever the model ranks first, and the transposed ranking stops
+    // there (two_stage_scores's lead_bar; the result is the same either way). Of the problems of
+    // cks bench select, 42 % stop at the catalogue and 12 % more at the cascade.
+    std::shared_ptr<const std::vector<Selection>> own, theirs;
+    std::atomic<double> lead_bar{0};
+    double bar = 0;
+    if (concurrent_orientations()) {
+      // The two rankings at once, each with its own workers: the cold latency of one (the 1 ms
+      // budget), not of two. (Concurrent rankings are safe: rank_one is const.) The bar reaches
+      // the transposed ranking when the own one ends, for its next check.
+      auto transposed = std::async(std::launch::async, [this, &q, d, &lead_bar] { return rank_one(q, d, &lead_bar); });
+      own = rank_one(p, d);
+      bar = (1.0 + options.swap_margin) * estimate(p, *own);
+      lead_bar.store(bar, std::memory_order_release);
+      theirs = transposed.get();
+    } else {
+      // One after the other, each on every select thread, the transposed ranking only where the
+      // best static score of its catalogue is above the bar.
+      own = rank_one(p, d);
+      bar = (1.0 + options.swap_margin) * estimate(p, *own);
+      if (!(layout_state(q.layout)->index.best_static(q) * (1.0 + 1e-9) > bar)) return own;
+      lead_bar.store(bar, std::memory_order_release);
+      theirs = rank_one(q, d, &lead_bar);
+    }
+    if (!theirs || !(estimate(q, *theirs) > bar)) return own;
     auto swapped = std::make_shared<std::vector<Selection>>(*theirs);
     const Catalogue& qcat = Catalogue::get(q.layout);
     for (auto& s : *swapped) {
@@ -556,8 +617,10 @@ struct Selector::Impl {
     return out;
   }
 
-  // One orientation: the problem's own layout catalogue.
-  std::shared_ptr<const std::vector<Selection>> rank_one(const Problem& p, size_t depth) const {
+  // One orientation: the problem's own layout catalogue. With lead_bar, null where this
+  // orientation cannot lead (two_stage_scores).
+  std::shared_ptr<const std::vector<Selection>> rank_one(const Problem& p, size_t depth,
+                                                         const std::atomic<double>* lead_bar = nullptr) const {
     const Catalogue& cat = Catalogue::get(p.layout);
     const std::vector<Candidate>& cands = cat.candidates();
     const auto state = layout_state(p.layout);
@@ -581,7 +644,7 @@ struct Selector::Impl {
         // wider cascade alone would let a candidate the default cascade cuts become the first.)
         std::vector<uint32_t> finalists;
         std::vector<float> scores;
-        two_stage_scores(p, 0, *state, finalists, scores);
+        if (!two_stage_scores(p, 0, *state, finalists, scores, lead_bar)) return nullptr;
         for (size_t i = 0; i < finalists.size(); ++i) offer(scores[i], finalists[i]);
         if (depth > best.size()) {
           std::vector<Entry> head(best.size());
@@ -743,6 +806,7 @@ std::string Selector::mode() const {
   if (impl_->options.orientations == Orientations::both) m += "; both orientations";
   return m;
 }
+bool Selector::concurrent_orientations() const { return impl_->concurrent_orientations(); }
 size_t Selector::cached_problems() const {
   std::lock_guard lock(impl_->cache_mutex);
   return impl_->cache.size();

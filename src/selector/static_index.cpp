@@ -125,6 +125,12 @@ void StaticIndex::set_priors(const std::vector<std::vector<float>>& priors, doub
 
 void StaticIndex::class_scores(const Problem& p, std::vector<double>& out) const { scores(p, out, nullptr, nullptr); }
 
+double StaticIndex::best_static(const Problem& p) const {
+  thread_local std::vector<double> score;
+  scores(p, score, nullptr, nullptr);
+  return score.empty() ? 0.0 : *std::max_element(score.begin(), score.end());
+}
+
 double StaticIndex::scores(const Problem& p, std::vector<double>& out, const std::vector<double>* head_factor,
                            std::vector<double>* head) const {
   // The operations of static_score_terms(), factored: per geometry (tile grid, cluster
@@ -328,12 +334,15 @@ class Histogram {
 
 }  // namespace
 
-std::vector<uint32_t> StaticIndex::top_prefilter(const Problem& p, size_t n, size_t view) const {
+std::vector<uint32_t> StaticIndex::top_prefilter(const Problem& p, size_t n, size_t view, double* best_static) const {
   std::vector<uint32_t> out;
   n = std::min(n, members_.size());
+  if (best_static) *best_static = 0;
   if (n == 0) return out;
   if (views_.empty()) {
-    for (const auto& [score, index] : top_static(p, n)) out.push_back(index);
+    const auto top = top_static(p, n);
+    if (best_static) *best_static = top.front().first;
+    for (const auto& [score, index] : top) out.push_back(index);
     std::sort(out.begin(), out.end());
     return out;
   }
@@ -349,6 +358,7 @@ std::vector<uint32_t> StaticIndex::top_prefilter(const Problem& p, size_t n, siz
   // per candidate (member_factor = exp(w * prior); a class's members are sorted by it, so its
   // first member has the class's best key: head_factor).
   const double max_head = scores(p, score, &v.head_factor, &head);
+  if (best_static) *best_static = *std::max_element(score.begin(), score.end());
   // theta, a lower bound on the n-th best key: >= n class heads (real candidates) reach the
   // heads' bound; the first few members of the classes reaching it give a tighter one, so that
   // the pool below holds little more than n candidates.

@@ -51,8 +51,12 @@ class StaticIndex {
   // Candidate indices, ascending (the set is what matters; the model orders it), by the key of
   // prior view `view` (< views(); ignored without a prior). Thread-safe; per-thread buffers, so
   // a call allocates only its result.
-  std::vector<uint32_t> top_prefilter(const Problem& p, size_t n, size_t view = 0) const;
+  // best_static (if given): the best static score of the whole catalogue (top_static's first).
+  std::vector<uint32_t> top_prefilter(const Problem& p, size_t n, size_t view = 0, double* best_static = nullptr) const;
 
+  // The best static score of the catalogue for the problem (top_static(p, 1)'s, without the
+  // selection; per-thread buffers).
+  double best_static(const Problem& p) const;
   // The static score of every class for the problem (class order), as static_score_terms().
   void class_scores(const Problem& p, std::vector<double>& out) const;
   // The class of a candidate (for tests).

@@ -298,6 +298,68 @@ TEST(SelectorOrientations, BothInterleavesTheTransposedProblemsSwappedKernels) {
   EXPECT_TRUE(Selector::static_score(default_hw(), lo).select(odd, 1)[0].swapped);
 }
 
+TEST(SelectorOrientations, TheRankingIsTheSameAtOnceAndInTurn) {
+  // Both orientations ranked at once (each ranking with its own workers) or one after the other
+  // (the transposed ranking skipped where the best static score of its catalogue cannot beat the
+  // bar): the same ranking, bit for bit, on 1 or 3 select threads. The problems cover the three
+  // cases: the swapped orientation leads, the own one leads by the bound alone, and the own one
+  // leads after both rankings.
+  const auto model = xgboost_model();
+  const std::vector<Problem> problems{{136, 14336, 5120, Layout::nn}, {4096, 4096, 4096, Layout::tn},
+                                      {16, 6144, 4096, Layout::tn},   {1024, 512, 8192, Layout::nt},
+                                      {160, 256, 8128, Layout::nn},   {8, 4096, 4096, Layout::tt},
+                                      {12000, 4096, 4096, Layout::tn}, {4096, 136, 5120, Layout::tt}};
+  SelectorOptions o = small_cascade();
+  o.orientations = Orientations::both;
+  std::vector<std::vector<Selection>> reference;
+  for (const int concurrent : {1, 0}) {
+    for (const int threads : {1, 3}) {
+      SelectorOptions so = o;
+      so.concurrent_orientations = concurrent;
+      so.select_threads = threads;
+      const Selector sel(model, so);
+      EXPECT_EQ(sel.concurrent_orientations(), concurrent == 1);
+      for (size_t i = 0; i < problems.size(); ++i) {
+        const Ranking r = sel.select_uncached(problems[i], 16);
+        const std::vector<Selection> list(r.begin(), r.end());
+        if (reference.size() <= i) {
+          reference.push_back(list);
+          continue;
+        }
+        ASSERT_EQ(list.size(), reference[i].size()) << i;
+        for (size_t j = 0; j < list.size(); ++j) {
+          EXPECT_TRUE(same_candidate(list[j], reference[i][j])) << i << " " << j;
+          EXPECT_EQ(list[j].swapped, reference[i][j].swapped) << i << " " << j;
+          EXPECT_EQ(list[j].score, reference[i][j].score) << i << " " << j;
+        }
+      }
+    }
+  }
+  // The three cases, from the own ranking and the transposed catalogue's best static score.
+  SelectorOptions oo = o;
+  oo.orientations = Orientations::own;
+  const Selector own(model, oo);
+  size_t swapped = 0, bound = 0, both_ranked = 0;
+  for (size_t i = 0; i < problems.size(); ++i) {
+    const Problem& p = problems[i];
+    if (reference[i][0].swapped) {
+      ++swapped;
+      continue;
+    }
+    const Ranking mine = own.select_uncached(p, 16);
+    double estimate = 0;
+    for (size_t j = 0; j < o.orientation_depth; ++j)
+      estimate = std::max(estimate, static_score(GemmShape{p.m, p.n, p.k}, Catalogue::get(p.layout).kernels()[mine[j].kernel],
+                                                 mine[j].knobs, default_hw()));
+    const Problem q{p.n, p.m, p.k, swap_layout(p.layout)};
+    const selector_detail::StaticIndex index(Catalogue::get(q.layout), default_hw());
+    (index.top_static(q, 1).front().first > (1 + o.swap_margin) * estimate ? both_ranked : bound)++;
+  }
+  EXPECT_GT(swapped, 0u);
+  EXPECT_GT(bound, 0u);
+  EXPECT_GT(both_ranked, 0u);
+}
+
 TEST(SelectorStaticIndex, ClassScoresAreTheStaticScore) {
   const Catalogue& cat = Catalogue::get(Layout::tn);
   const selector_detail::StaticIndex index(cat, default_hw());
@@ -340,7 +402,10 @@ TEST(SelectorStaticIndex, PrefilterIsTheTopByKey) {
       std::vector<uint32_t> expected;
       for (size_t i = 0; i < n; ++i) expected.push_back(all[i].second);
       std::sort(expected.begin(), expected.end());
-      EXPECT_EQ(index.top_prefilter(p, n, view), expected) << "view " << view << ": " << p.m << "x" << p.n << "x" << p.k;
+      double best = -1;
+      EXPECT_EQ(index.top_prefilter(p, n, view, &best), expected) << "view " << view << ": " << p.m << "x" << p.n << "x" << p.k;
+      EXPECT_EQ(best, index.top_static(p, 1).front().first);  // the catalogue's best static score
+      EXPECT_EQ(best, index.best_static(p));
     }
   }
   EXPECT_THROW(index.top_prefilter(Problem{64, 64, 64, Layout::nt}, 10, 2), Error);
@@ -353,7 +418,9 @@ TEST(SelectorStaticIndex, PrefilterIsTheTopByKey) {
   std::vector<uint32_t> statics;
   for (const auto& [score, i] : index.top_static(p, 300)) statics.push_back(i);
   std::sort(statics.begin(), statics.end());
-  EXPECT_EQ(index.top_prefilter(p, 300, 1), statics);
+  double best = -1;
+  EXPECT_EQ(index.top_prefilter(p, 300, 1, &best), statics);
+  EXPECT_EQ(best, index.top_static(p, 1).front().first);
 }
 
 // PriorMode::nearest: a problem ranks with the prior of its nearest reference problem, i.e.
