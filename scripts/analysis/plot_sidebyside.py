@@ -3,7 +3,8 @@
 `cks analyze sidebyside --per-group FILE`:
 
   <prefix>_regret_cdf.png   the CDF of the deployed pick's regret per layout (and the exhaustive
-                            ranking's and the noise floor, dashed), with the issue's 1 % and 5 %
+                            ranking's and the own orientation's, where the CSV has them, and the
+                            noise floor, dashed), with the issue's 1 % and 5 %
   <prefix>_vs_cublas.png    the deployed pick's throughput over cuBLAS's against M (log), per layout
 
   scripts/analysis/plot_sidebyside.py GROUPS_CSV [OUT_PREFIX] [--title TEXT]
@@ -63,6 +64,9 @@ def main():
         if "exhaustive_regret" in mine[0]:
             ex = [number(r["exhaustive_regret"]) for r in mine]
             cdf(ax, [v for v in ex if v is not None], color=COLOURS[l], alpha=0.45, linestyle=":")
+        if "own_regret" in mine[0]:
+            own = [number(r["own_regret"]) for r in mine]
+            cdf(ax, [v for v in own if v is not None], color=COLOURS[l], alpha=0.45, linestyle="-.")
     floor = [number(r["floor"]) for r in rows]
     cdf(ax, [v for v in floor if v is not None], color="black", linestyle="--", label="noise floor (all layouts)")
     for x in (1, 5):
@@ -71,7 +75,11 @@ def main():
     ax.set_xlim(0, 40)
     ax.set_xlabel("regret of the pick against the group's best, % (symlog)")
     ax.set_ylabel("share of groups")
-    ax.set_title(f"{a.title}: regret CDF of the real pick (dotted: exhaustive ranking)")
+    others = [what for col, what in (("exhaustive_regret", "dotted: exhaustive ranking"),
+                                     ("own_regret", "dash-dot: own orientation only"))
+              if col in rows[0]]
+    ax.set_title(f"{a.title}: regret CDF of the real pick" + (f"\n({'; '.join(others)})" if others else ""),
+                 fontsize=10)
     ax.legend(fontsize=8, loc="lower right")
     ax.grid(alpha=0.3)
     fig.tight_layout()
