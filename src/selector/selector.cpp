@@ -791,7 +791,8 @@ std::string Selector::description() const { return impl_->origin; }
 std::string Selector::mode() const {
   if (!impl_->model)
     return impl_->options.orientations == Orientations::both ? "static score; both orientations" : "static score";
-  if (!impl_->two_stage()) return "exhaustive";
+  if (!impl_->two_stage())
+    return impl_->options.orientations == Orientations::both ? "exhaustive; both orientations" : "exhaustive";
   std::string m = "prefilter " + std::to_string(impl_->options.prefilter);
   if (impl_->options.prior_weight == 0) m += " (static score only)";
   else if (impl_->options.prior_mode == PriorMode::nearest)

@@ -74,6 +74,9 @@ bool same_candidate(const Selection& a, const Selection& b) { return a.kernel ==
 TEST(SelectorModel, ExhaustiveTopKMatchesTheModelsScoresOfTheCatalogue) {
   const Selector sel(model_path(), exhaustive_options());
   EXPECT_EQ(sel.mode(), "exhaustive");
+  SelectorOptions both = exhaustive_options();
+  both.orientations = Orientations::both;
+  EXPECT_EQ(Selector(model_path(), both).mode(), "exhaustive; both orientations");
   const Ranking top = sel.select_uncached(kProblem, 5);
   ASSERT_EQ(top.size(), 5u);
   // Recompute the full catalogue's scores directly: the selector must return its best five.
