@@ -170,9 +170,9 @@ if os.path.exists(SBS):
     llm = load("sidebyside_llm")
     if llm:
         print("## The llm set, side by side\n")
-        print("Every group of `cks shapes --set llm` (public model GEMMs: projections of dense and MoE models,")
-        print("forward and both gradients, M from 1 to 16k tokens; the evaluation set's LLM half draws from it,")
-        print("the rest was never trained or tuned on), measured side by side like the evaluation groups")
+        print("The TN groups of `cks shapes --set llm` (public model GEMMs: the projections of dense and MoE")
+        print("models, decode to prefill, M 16-16,384) that side-by-side rounds measured, none of them an evaluation")
+        print("or training group, measured like the evaluation groups")
         print(f"({LLM_ROUND}). Per group in `docs/analysis/sidebyside_llm_groups.csv`, plots")
         print("`docs/analysis/sidebyside_llm_regret_cdf.png` and `docs/analysis/sidebyside_llm_vs_cublas.png`.\n")
         sbs_table(llm)

@@ -39,9 +39,16 @@ for s in sorted(strata):
     keep.update(rng.sample(strata[s], min(share, len(strata[s]))))
 lines = open(all_plan).read().splitlines()
 print(lines[0])
-kept = 0
+kept, candidates, kernels, per_set = 0, 0, set(), {}
 for line in lines[1:]:
-    if json.loads(line)["group"]["tags"]["base_key"] in keep:
+    row = json.loads(line)
+    tags = row["group"]["tags"]
+    if tags["base_key"] in keep:
         print(line)
         kept += 1
-print(f"pick42.py: {len(keep)} base groups ({len(differ)} differ), {kept} plan groups", file=sys.stderr)
+        candidates += len(row["candidates"])
+        kernels.update(c[0] for c in row["candidates"])
+        per_set.setdefault(tags["base_set"], set()).add(tags["base_key"])
+print(f"pick42.py: {len(keep)} base groups ({len(differ)} differ; "
+      f"{', '.join(f'{s} {len(b)}' for s, b in sorted(per_set.items()))}), {kept} plan groups, {candidates} candidates, "
+      f"{len(kernels)} kernels", file=sys.stderr)

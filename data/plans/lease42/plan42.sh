@@ -39,12 +39,3 @@ python3 data/plans/lease42/pick42.py "$OUT/all.jsonl" "$OUT/r18_picks.jsonl" "$O
   "${LLM_GROUPS:-100}" 42 > "$OUT/$NAME.jsonl"
 mkdir -p "$(dirname "$DEST")"
 xz -9 -T2 -c "$OUT/$NAME.jsonl" > "$DEST"
-python3 - "$OUT/$NAME.jsonl" <<'PY'
-import collections, json, sys
-rows = [json.loads(l) for l in open(sys.argv[1]).read().splitlines()[1:]]
-bases = {r["group"]["tags"]["base_key"] for r in rows}
-kernels = {c[0] for r in rows for c in r["candidates"]}
-per_set = collections.Counter(r["group"]["tags"].get("base_set", "?") for r in rows if r["group"]["key"].endswith("r1"))
-print(f"{len(bases)} base groups {dict(per_set)}, {len(rows)} groups, "
-      f"{sum(len(r['candidates']) for r in rows)} candidates, {len(kernels)} kernels")
-PY
