@@ -434,6 +434,8 @@ std::vector<MethodOutcomes> selector_outcomes(const std::string& name, const Mod
 // measurement in it; top-k regret is the best of the measured picks among the first k (an
 // unmeasured pick counts as absent, so top-k regret is an upper bound while picks are missing).
 // The note gives the coverage: groups whose first pick, and whose first four picks, were measured.
+// A swapped pick (both orientations) is no candidate of the data set: unscored, and the note
+// counts the groups whose first pick is one.
 MethodOutcomes real_pick_outcomes(const std::string& name, const Selector& selector, const Dataset& eval);
 // Position of a candidate in its layout's catalogue (Catalogue::candidates()); the order cks
 // select breaks score ties by. Throws Error for a candidate the catalogue does not hold.

@@ -59,12 +59,13 @@ uint32_t catalogue_position(Layout layout, const Candidate& c) {
 MethodOutcomes real_pick_outcomes(const std::string& name, const Selector& selector, const Dataset& eval) {
   constexpr size_t kDepth = kTopK.back();
   MethodOutcomes m{name, "", {}};
-  size_t first = 0, first4 = 0;
+  size_t first = 0, first4 = 0, swapped_first = 0;
   for (const DataGroup& g : eval.groups) {
     std::unordered_map<uint64_t, uint32_t> rows;  // candidate -> row offset in the group
     for (size_t r = g.begin; r < g.end; ++r)
       rows.emplace(candidate_key(eval.candidates[r].kernel, eval.candidates[r].knobs), static_cast<uint32_t>(r - g.begin));
     const Ranking ranking = selector.select(g.problem, kDepth);
+    swapped_first += !ranking.empty() && ranking[0].swapped;
     std::vector<uint32_t> order;
     bool top1 = false;
     size_t in4 = 0;
@@ -90,6 +91,9 @@ MethodOutcomes real_pick_outcomes(const std::string& name, const Selector& selec
   m.note = selector.mode() + "; real picks measured: top-1 in " + std::to_string(first) + "/" +
            std::to_string(eval.groups.size()) + " groups, all of the top-4 in " + std::to_string(first4) + "/" +
            std::to_string(eval.groups.size());
+  if (swapped_first)
+    m.note += "; " + std::to_string(swapped_first) +
+              " first picks are swapped kernels, not scored here (cks analyze sidebyside scores them)";
   return m;
 }
 
