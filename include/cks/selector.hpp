@@ -88,6 +88,8 @@ enum class PriorMode { mean, nearest };
 //         compare across the two). Measured side by side in lease 40 where it changes the first
 //         pick (NOTES.md, "Lease 40 read"): mean regret 4.9 -> 1.8 % on 29 evaluation, 6.8 -> 5.4 %
 //         on 29 family and 4.3 -> 1.5 % on 183 llm groups; nt swaps lose in most of the 8 measured.
+//         Which problems rank the transposed problem at all (swap_max_m, swap_layouts) was chosen
+//         on training groups in lease 41 (session 33): M <= 256, layouts tn, nn, tt.
 enum class Orientations { own, both };
 
 struct SelectorOptions {
@@ -126,8 +128,11 @@ struct SelectorOptions {
   // both: the problems whose transposed problem is ranked at all; any other problem gets the own
   // ranking alone (and its latency). M at most swap_max_m (0: any M), and a layout whose bit
   // (1 << int(Layout)) is set in swap_layouts (default: every layout).
-  long swap_max_m = 0;
-  unsigned swap_layouts = 0xFu;
+  // Default (session 33, lease 41: chosen by 5-fold cross-validation on 268 training groups where
+  // the unrestricted rule changes the first pick; NOTES.md "Lease 41 read"): M <= 256 and the
+  // layouts tn, nn and tt (nt swaps lost 10-12 points at M <= 256 there).
+  long swap_max_m = 256;
+  unsigned swap_layouts = (1u << 0) | (1u << 2) | (1u << 3);  // tn, nn, tt (Layout's values)
   // both: how the two rankings of an eligible problem run (the ranking is the same either way):
   // 1 = at once, each on select_threads threads with its own workers; 0 = one after the other on
   // every select thread; -1 = at once on a machine with two hardware threads or more, else one

@@ -114,11 +114,11 @@ inline void add_orientation_options(CLI::App* cmd, SelectorOptions& o) {
                   "both: candidates of each ranking whose best static score is its orientation's estimate")
       ->transform(positive_count())->capture_default_str();
   cmd->add_option("--swap-max-m", o.swap_max_m,
-                  "both: rank the transposed problem only for M up to this (0: any M)")
+                  "both: rank the transposed problem only for M up to this (0: any M; chosen on training groups, lease 41)")
       ->check(int_in(0, kMaxProblemDim))->capture_default_str();
   cmd->add_option_function<std::vector<std::string>>(
          "--swap-layouts", [&o](const std::vector<std::string>& v) { o.swap_layouts = parse_swap_layouts(v, "--swap-layouts"); },
-         "both: the layouts whose transposed problem is ranked, comma-separated (default: tn,nt,nn,tt)")
+         "both: the layouts whose transposed problem is ranked, comma-separated (default: tn,nn,tt; all four: tn,nt,nn,tt)")
       ->delimiter(',');
 }
 
@@ -232,7 +232,11 @@ struct SelectionMethods {
         // the deployed method. Its picks are matched by kernel ID (plan and analyze sidebyside),
         // not by catalogue index. Variants of the rule: both:gF (--swap-margin F), both:mN
         // (--swap-max-m N), both:lL+L (--swap-layouts L,L), in any combination (both:g0.1:m256).
+        // "both" alone is the unrestricted rule (any M, every layout) measured in leases 40 and
+        // 41, not the deployed default (M <= 256, tn/nn/tt since session 33).
         so.orientations = Orientations::both;
+        so.swap_max_m = 0;
+        so.swap_layouts = 0xFu;
         parse_both_method(m, so);
         selectors.push_back(std::make_unique<Selector>(model, so));
         methods.push_back({m, selectors.back().get(), tops[0]});

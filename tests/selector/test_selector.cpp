@@ -525,7 +525,15 @@ TEST(SelectorMethods, PrefilterNAndEvidenceAreTheDeployedRankingWithOtherSetting
   const cli::SelectionMethods bo(model_path(), "deployed,both,both:g0.2:m256:ltn+nn", {4, 8, 2});
   ASSERT_EQ(bo.methods.size(), 3u);
   EXPECT_EQ(bo.methods[1].selector->options().orientations, Orientations::both);
-  EXPECT_EQ(bo.methods[1].selector->options().swap_max_m, 0);
+  EXPECT_EQ(bo.methods[1].selector->options().swap_max_m, 0);  // "both": the unrestricted rule
+  EXPECT_EQ(bo.methods[1].selector->options().swap_layouts, 0xFu);
+  // deployed: the default rule chosen on training groups in lease 41 (M <= 256; tn, nn, tt).
+  EXPECT_EQ(bo.methods[0].selector->options().swap_max_m, 256);
+  EXPECT_EQ(bo.methods[0].selector->options().swap_layouts,
+            (1u << int(Layout::tn)) | (1u << int(Layout::nn)) | (1u << int(Layout::tt)));
+  EXPECT_FALSE(swap_eligible(SelectorOptions{}, Problem{64, 4096, 4096, Layout::nt}));
+  EXPECT_FALSE(swap_eligible(SelectorOptions{}, Problem{264, 4096, 4096, Layout::tn}));
+  EXPECT_TRUE(swap_eligible(SelectorOptions{}, Problem{256, 4096, 4096, Layout::tt}));
   const SelectorOptions& rule = bo.methods[2].selector->options();
   EXPECT_EQ(bo.methods[2].name, "both:g0.2:m256:ltn+nn");
   EXPECT_DOUBLE_EQ(rule.swap_margin, 0.2);
