@@ -8,14 +8,16 @@ import sys
 out = sys.argv[1]
 # What the latest side-by-side rounds were and which model was shipped before: the facts the text
 # below states (change them with the rounds; results.sh reads each group's latest round).
-EVAL_ROUND = ("each group's latest round: round 15 for 61 groups (lease 36, 4 repetitions), round 103 for 29 (lease 40, "
-              "4 repetitions: where both orientations change the first pick), round 102 for 8 (lease 39, 4), round 14 "
-              "for 11 (leases 34-35, 8), round 13 for 11 (lease 31, 8) and round 12 for 8 (leases 27-28, 16)")
-FAMILY_ROUND = ("each group's latest round: round 103 for 29 groups (lease 40, 4 repetitions), round 13 for 9 (lease 31), "
-                "round 12 for 4, round 102 for 2 (lease 39), rounds 10-11 for 4 (leases 26 and 31)")
-LLM_ROUND = ("each group's latest round: round 103 (lease 40, 4 repetitions) where both orientations change the "
-             "first pick, else round 101 (lease 38, 4 repetitions: r10w4's top 4, the static pick, the 3 fastest "
-             "measured, r17's first pick)")
+EVAL_ROUND = ("each group's latest round: round 105 for 74 groups (lease 42, 4 repetitions: r10w4's and r18's "
+              "picks where their first picks differ), round 15 for 21 (lease 36, 4), round 103 for 13 (lease 40, 4: "
+              "where both orientations change the first pick), round 14 for 7 (leases 34-35, 8), round 13 for 6 "
+              "(lease 31, 8), round 12 for 4 (leases 27-28, 16) and round 102 for 3 (lease 39, 4)")
+FAMILY_ROUND = ("each group's latest round: round 105 for 36 groups (lease 42, 4 repetitions), round 103 for 9 "
+                "(lease 40, 4), rounds 11, 12 and 102 for one each")
+LLM_ROUND = ("each group's latest round: round 105 for 100 groups (lease 42, 4 repetitions: r10w4's and r18's "
+             "picks where their first picks differ), round 103 for 159 (lease 40, 4: where both orientations "
+             "change the first pick), round 101 for 130 (lease 38, 4: r10w4's top 4, the static pick, the 3 "
+             "fastest measured, r17's first pick)")
 PREV_ABOUT = "r7, shipped for leases 19-22, trained on the data up to lease 16"
 SHIPPED_GROUPS, SHIPPED_DATA = "3,739", "lease 21"
 PREV_REF = "git show 2714fee:models/default.json"
@@ -126,9 +128,10 @@ SBS = os.path.join(out, "sidebyside.json")
 if os.path.exists(SBS):
     sbs = json.load(open(SBS))
     print("## The real pick, side by side (the headline)\n")
-    print("`deployed` is what `cks select` returns by default: both orientations (since session 31; the")
+    print("`deployed` is what `cks select` returns by default: both orientations for M <= 256 in tn, nn and tt")
+    print("(since session 33, the rule chosen on training groups in lease 41; session 31-32: every problem): the")
     print("transposed problem ranked too and run by swapped kernels where its static estimate leads by more")
-    print("than 5 %, docs/catalogue.md \"Swapped kernels\"); `own` is `cks select --orientations own`, the")
+    print("than 5 %, docs/catalogue.md \"Swapped kernels\"; `own` is `cks select --orientations own`, the")
     print("ranking shipped before; `exhaustive` and `static` rank both orientations too (their first pick is")
     print("covered where a round measured it). T* is the best candidate compared in the group's latest round,")
     print("swapped kernels included.\n")
@@ -137,8 +140,8 @@ if os.path.exists(SBS):
     print("round 5 of the exhaustive ranking: its row covers the groups where its pick was among the measured")
     print("ones), the group's 3 fastest measured kernels and other models' and rankings' picks (round 15: r16's,")
     print("r17's, prefilter 2048's and the exhaustive ranking's; round 13-14: the top 4 of r13 / r15, the shipped")
-    print("recipe retrained later, which moved T* where they were faster than every earlier candidate; round 103:")
-    print("the first picks of both orientations, swapped kernels included; round 102: the swapped kernels where")
+    print("recipe retrained later, which moved T* where they were faster than every earlier candidate; round 105:")
+    print("r18's top 4 beside r10w4's; round 103: the first picks of both orientations, swapped kernels included; round 102: the swapped kernels where")
     print("cuBLAS beat our best), in 4 to 16 repetitions")
     print(f"measured back to back ({EVAL_ROUND}, one H200; `data/README.md`). Each candidate's")
     print("throughput is the median of its repetitions whose SM clock is within 30 MHz of the median of that candidate's repetitions (other")
