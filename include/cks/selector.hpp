@@ -127,7 +127,7 @@ struct SelectorOptions {
   size_t orientation_depth = 8;   // both: candidates of each ranking whose static scores make its estimate
   // both: the problems whose transposed problem is ranked at all; any other problem gets the own
   // ranking alone (and its latency). M at most swap_max_m (0: any M), and a layout whose bit
-  // (1 << int(Layout)) is set in swap_layouts (default: every layout).
+  // (1 << int(Layout)) is set in swap_layouts.
   // Default (session 33, lease 41: chosen by 5-fold cross-validation on 268 training groups where
   // the unrestricted rule changes the first pick; NOTES.md "Lease 41 read"): M <= 256 and the
   // layouts tn, nn and tt (nt swaps lost 10-12 points at M <= 256 there).
