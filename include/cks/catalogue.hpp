@@ -168,8 +168,12 @@ struct RuntimeKnobs {
   static RuntimeKnobs from_canonical(std::string_view s);
   bool operator==(const RuntimeKnobs&) const = default;
 };
+// Which knob settings: `catalogue`, those the selector ranks (Catalogue::candidates()); `measurable`,
+// those plus values a plan may measure before the catalogue offers them (split-K 16 and 32 on
+// stream-K kernels: the few-tile, large-K gap, NOTES.md "Lease 43"), so that the data comes first.
+enum class KnobScope : uint8_t { catalogue, measurable };
 // The knob settings a kernel admits (a non-persistent tma_ws kernel admits only the default).
-std::vector<RuntimeKnobs> knob_settings(const KernelDesc& k);
+std::vector<RuntimeKnobs> knob_settings(const KernelDesc& k, KnobScope scope = KnobScope::catalogue);
 
 struct Candidate {
   uint32_t kernel;  // index into Catalogue::kernels()

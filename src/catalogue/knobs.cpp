@@ -5,6 +5,7 @@
 // along_m or along_n (get_rasterization_order), so it always duplicates one of the explicit settings.
 //
 // Stream-K scheduler (cooperative only): decomposition {heuristic, stream_k, split_k x {2, 4, 8}}
+// (KnobScope::measurable adds split_k x {16, 32}: plans measure them before the selector ranks them)
 // x raster {along_m, along_n}, max_swizzle 1. data_parallel is left out: it runs exactly the
 // persistent schedule, which the same configuration's persistent kernel already covers. The
 // heuristic stays: it picks data-parallel, split-K or a hybrid Stream-K split per problem, a policy
@@ -21,9 +22,11 @@ namespace {
 constexpr RasterOrder kRasters[] = {RasterOrder::along_m, RasterOrder::along_n};
 constexpr int kSwizzles[] = {1, 2, 4, 8};
 constexpr int kSplits[] = {2, 4, 8};
+// Measured by plans (KnobScope::measurable), not yet ranked by the selector.
+constexpr int kMeasureSplits[] = {16, 32};
 }  // namespace
 
-std::vector<RuntimeKnobs> knob_settings(const KernelDesc& k) {
+std::vector<RuntimeKnobs> knob_settings(const KernelDesc& k, KnobScope scope) {
   std::vector<RuntimeKnobs> out;
   if (k.mainloop == MainloopSchedule::tma_ws) {
     out.push_back(RuntimeKnobs{});
@@ -36,6 +39,8 @@ std::vector<RuntimeKnobs> knob_settings(const KernelDesc& k) {
       out.push_back({r, 1, Decomposition::heuristic, 1});
       out.push_back({r, 1, Decomposition::stream_k, 1});
       for (int splits : kSplits) out.push_back({r, 1, Decomposition::split_k, splits});
+      if (scope == KnobScope::measurable)
+        for (int splits : kMeasureSplits) out.push_back({r, 1, Decomposition::split_k, splits});
     }
   }
   return out;

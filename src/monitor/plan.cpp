@@ -93,7 +93,7 @@ GroupInfo parse_group_info(const json& g, const Where& w) {
   return info;
 }
 
-// The knob settings a plan may name for a kernel: knob_settings() of the kernel when it is in the
+// The knob settings a plan may name for a kernel: knob_settings(measurable) of the kernel when it is in the
 // group layout's catalogue, or CUTLASS's defaults (r=h,s=1,d=h,k=1: what every kernel runs without
 // runtime arguments; older registries measured them); for an ID outside the catalogue (the fake
 // backend's tests) any setting that some catalogue kernel admits. Out-of-range knobs (s=-1,
@@ -106,7 +106,7 @@ class KnobCheck {
     auto [it, fresh] = by_kernel_.try_emplace(kernel_id);
     if (fresh) {
       // A kernel of the layout's catalogue or a swapped kernel of the layout (find_kernel).
-      if (const auto desc = find_kernel(layout_, kernel_id)) it->second = knob_settings(*desc);
+      if (const auto desc = find_kernel(layout_, kernel_id)) it->second = knob_settings(*desc, KnobScope::measurable);
     }
     if (!it->second.empty()) {
       if (knobs == RuntimeKnobs{}) return "";
@@ -119,7 +119,7 @@ class KnobCheck {
     for (const auto& k : any)
       if (k == knobs) return "";
     return "knobs " + knobs.canonical() + " are not a setting of any catalogue kernel (raster m or n; swizzle 1, 2, 4 "
-           "or 8; split-K 2, 4 or 8 only with d=sk; the default r=h,s=1,d=h,k=1)";
+           "or 8; split-K 2, 4, 8, 16 or 32 only with d=sk; the default r=h,s=1,d=h,k=1)";
   }
 
  private:
@@ -135,7 +135,7 @@ class KnobCheck {
         KernelDesc k;
         k.mainloop = ml;
         k.scheduler = sched;
-        for (const auto& kn : knob_settings(k))
+        for (const auto& kn : knob_settings(k, KnobScope::measurable))
           if (std::find(out.begin(), out.end(), kn) == out.end()) out.push_back(kn);
       }
     return out;

@@ -158,6 +158,18 @@ TEST(MonitorPlan, DimensionsAndKnobsAreCheckedWhenRead) {
   expect_error({kHeader, group_line(kGroup, "[[\"" + persistent + "\",\"r=m,s=1,d=sk,k=4\"]]")},
                "are not a setting of kernel " + persistent);
   expect_error({kHeader, group_line(kGroup, "[[\"" + streamk + "\",\"r=n,s=8,d=h,k=1\"]]")}, "not a setting of kernel");
+  // Split-K 16 and 32: measurable (a plan may name them on a stream-K kernel), not in the catalogue
+  // (the selector does not rank them until data exists), and still refused on a persistent kernel.
+  const KernelDesc& sk = cat.kernels()[*cat.find(streamk)];
+  EXPECT_EQ(knob_settings(sk, KnobScope::measurable).size(), knob_settings(sk).size() + 4);
+  for (const auto& c : cat.candidates())
+    EXPECT_LE(c.knobs.splits, 8) << cat.kernels()[c.kernel].id() << " " << c.knobs.canonical();
+  EXPECT_EQ(read_error(dir, {kHeader, group_line(kGroup, "[[\"" + streamk + "\",\"r=m,s=1,d=sk,k=16\"],[\"" + streamk +
+                                                            "\",\"r=n,s=1,d=sk,k=32\"]]")}),
+            "(no error)");
+  expect_error({kHeader, group_line(kGroup, "[[\"" + streamk + "\",\"r=m,s=1,d=sk,k=64\"]]")}, "not a setting of kernel");
+  expect_error({kHeader, group_line(kGroup, "[[\"" + persistent + "\",\"r=m,s=1,d=sk,k=16\"]]")},
+               "are not a setting of kernel " + persistent);
   // Every knob setting of a catalogue kernel reads back.
   std::string cands;
   for (const auto& kn : knob_settings(cat.kernels()[*cat.find(streamk)]))
