@@ -788,11 +788,26 @@ std::optional<size_t> Selector::training_groups(Layout layout) const {
 const HardwareDesc& Selector::hw() const { return impl_->hw; }
 const SelectorOptions& Selector::options() const { return impl_->options; }
 std::string Selector::description() const { return impl_->origin; }
+// "; both orientations" and the problems whose transposed problem is ranked (swap_eligible), e.g.
+// "; both orientations (M <= 256; tn, nn, tt)"; nothing for the own orientation.
+static std::string orientation_text(const SelectorOptions& o) {
+  if (o.orientations != Orientations::both) return "";
+  std::vector<std::string> limits;
+  if (o.swap_max_m > 0) limits.push_back("M <= " + std::to_string(o.swap_max_m));
+  if ((o.swap_layouts & 0xFu) != 0xFu) {
+    std::string ls;
+    for (Layout l : {Layout::tn, Layout::nt, Layout::nn, Layout::tt})
+      if (o.swap_layouts & (1u << static_cast<int>(l))) ls += (ls.empty() ? "" : ", ") + std::string(to_string(l));
+    limits.push_back(ls.empty() ? "no layout" : ls);
+  }
+  std::string t = "; both orientations";
+  for (size_t i = 0; i < limits.size(); ++i) t += (i == 0 ? " (" : "; ") + limits[i];
+  return limits.empty() ? t : t + ")";
+}
+
 std::string Selector::mode() const {
-  if (!impl_->model)
-    return impl_->options.orientations == Orientations::both ? "static score; both orientations" : "static score";
-  if (!impl_->two_stage())
-    return impl_->options.orientations == Orientations::both ? "exhaustive; both orientations" : "exhaustive";
+  if (!impl_->model) return "static score" + orientation_text(impl_->options);
+  if (!impl_->two_stage()) return "exhaustive" + orientation_text(impl_->options);
   std::string m = "prefilter " + std::to_string(impl_->options.prefilter);
   if (impl_->options.prior_weight == 0) m += " (static score only)";
   else if (impl_->options.prior_mode == PriorMode::nearest)
@@ -804,8 +819,7 @@ std::string Selector::mode() const {
                    std::to_string(impl_->options.evidence_groups) + " nearest groups";
   if (impl_->cascade())
     m += ", cascade " + std::to_string(impl_->options.cascade_terms) + " trees -> " + std::to_string(impl_->options.cascade_keep);
-  if (impl_->options.orientations == Orientations::both) m += "; both orientations";
-  return m;
+  return m + orientation_text(impl_->options);
 }
 bool Selector::concurrent_orientations() const { return impl_->concurrent_orientations(); }
 size_t Selector::cached_problems() const {

@@ -76,7 +76,12 @@ TEST(SelectorModel, ExhaustiveTopKMatchesTheModelsScoresOfTheCatalogue) {
   EXPECT_EQ(sel.mode(), "exhaustive");
   SelectorOptions both = exhaustive_options();
   both.orientations = Orientations::both;
+  EXPECT_EQ(Selector(model_path(), both).mode(), "exhaustive; both orientations (M <= 256; tn, nn, tt)");
+  both.swap_max_m = 0;
+  both.swap_layouts = 0xF;
   EXPECT_EQ(Selector(model_path(), both).mode(), "exhaustive; both orientations");
+  both.swap_layouts = 1u << static_cast<int>(Layout::nt);
+  EXPECT_EQ(Selector(model_path(), both).mode(), "exhaustive; both orientations (nt)");
   const Ranking top = sel.select_uncached(kProblem, 5);
   ASSERT_EQ(top.size(), 5u);
   // Recompute the full catalogue's scores directly: the selector must return its best five.
@@ -255,7 +260,7 @@ TEST(SelectorOrientations, BothInterleavesTheTransposedProblemsSwappedKernels) {
   o.orientations = Orientations::both;
   const Selector both = Selector::static_score(default_hw(), o);
   const Selector own = Selector::static_score(default_hw(), test::own_orientation());
-  EXPECT_EQ(both.mode(), "static score; both orientations");
+  EXPECT_EQ(both.mode(), "static score; both orientations (M <= 256; tn, nn, tt)");
   const Problem odd{136, 14336, 5120, Layout::nn};
   const Problem transposed{14336, 136, 5120, Layout::tt};
   const Ranking r = both.select(odd, 16);
