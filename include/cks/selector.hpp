@@ -89,7 +89,8 @@ enum class PriorMode { mean, nearest };
 //         pick (NOTES.md, "Lease 40 read"): mean regret 4.9 -> 1.8 % on 29 evaluation, 6.8 -> 5.4 %
 //         on 29 family and 4.3 -> 1.5 % on 183 llm groups; nt swaps lose in most of the 8 measured.
 //         Which problems rank the transposed problem at all (swap_max_m, swap_layouts) was chosen
-//         on training groups in lease 41 (session 33): M <= 256, layouts tn, nn, tt.
+//         on training groups in lease 41 (session 33): M <= 256, layouts tn, nn, tt; and in lease 43
+//         (session 34): also M > 4096 with N <= 512, any layout.
 enum class Orientations { own, both };
 
 struct SelectorOptions {
@@ -133,6 +134,12 @@ struct SelectorOptions {
   // layouts tn, nn and tt (nt swaps lost 10-12 points at M <= 256 there).
   long swap_max_m = 256;
   unsigned swap_layouts = (1u << 0) | (1u << 2) | (1u << 3);  // tn, nn, tt (Layout's values)
+  // both: also the tall problems, M > swap_tall_min_m with N <= swap_tall_max_n, in any layout
+  // (0: none). Default (session 34, lease 43: 97 training groups of M > 256, N <= 512 beside lease
+  // 41's 93 of M > 256; 5-fold cross-validation chose it in 89 of 100 folds, 2.63 % mean regret
+  // against 3.41 % for none; NOTES.md "Lease 43 read"): M > 4096 with N <= 512.
+  long swap_tall_min_m = 4096;
+  long swap_tall_max_n = 512;
   // both: how the two rankings of an eligible problem run (the ranking is the same either way):
   // 1 = at once, each on select_threads threads with its own workers; 0 = one after the other on
   // every select thread; -1 = at once on a machine with two hardware threads or more, else one
@@ -141,7 +148,8 @@ struct SelectorOptions {
   // the bar).
   int concurrent_orientations = -1;
 };
-// Whether SelectorOptions::orientations = both ranks p's transposed problem (swap_max_m, swap_layouts).
+// Whether SelectorOptions::orientations = both ranks p's transposed problem (swap_max_m and
+// swap_layouts, or swap_tall_min_m and swap_tall_max_n).
 bool swap_eligible(const SelectorOptions& o, const Problem& p);
 // "own" or "both" (throws Error naming `what` otherwise).
 Orientations parse_orientations(std::string_view v, const std::string& what);

@@ -41,6 +41,7 @@ Orientations parse_orientations(std::string_view v, const std::string& what) {
 }
 
 bool swap_eligible(const SelectorOptions& o, const Problem& p) {
+  if (o.swap_tall_min_m > 0 && p.m > o.swap_tall_min_m && p.n <= o.swap_tall_max_n) return true;
   return (o.swap_max_m <= 0 || p.m <= o.swap_max_m) && (o.swap_layouts >> static_cast<unsigned>(p.layout) & 1u);
 }
 
@@ -789,7 +790,8 @@ const HardwareDesc& Selector::hw() const { return impl_->hw; }
 const SelectorOptions& Selector::options() const { return impl_->options; }
 std::string Selector::description() const { return impl_->origin; }
 // "; both orientations" and the problems whose transposed problem is ranked (swap_eligible), e.g.
-// "; both orientations (M <= 256; tn, nn, tt)"; nothing for the own orientation.
+// "; both orientations (M <= 256; tn, nn, tt; or M > 4096 with N <= 512)"; nothing for the own
+// orientation.
 static std::string orientation_text(const SelectorOptions& o) {
   if (o.orientations != Orientations::both) return "";
   std::vector<std::string> limits;
@@ -801,8 +803,11 @@ static std::string orientation_text(const SelectorOptions& o) {
     limits.push_back(ls.empty() ? "no layout" : ls);
   }
   std::string t = "; both orientations";
+  if (limits.empty()) return t;  // every problem (the tall ones too)
   for (size_t i = 0; i < limits.size(); ++i) t += (i == 0 ? " (" : "; ") + limits[i];
-  return limits.empty() ? t : t + ")";
+  if (o.swap_tall_min_m > 0)
+    t += "; or M > " + std::to_string(o.swap_tall_min_m) + " with N <= " + std::to_string(o.swap_tall_max_n);
+  return t + ")";
 }
 
 std::string Selector::mode() const {
