@@ -169,8 +169,9 @@ struct RuntimeKnobs {
   bool operator==(const RuntimeKnobs&) const = default;
 };
 // Which knob settings: `catalogue`, those the selector ranks (Catalogue::candidates()); `measurable`,
-// those plus values a plan may measure before the catalogue offers them (split-K 16 and 32 on
-// stream-K kernels: the few-tile, large-K gap, NOTES.md "Lease 43"), so that the data comes first.
+// those plus values a plan may measure before the catalogue offers them, so that the data comes
+// first: split-K 16 and 32 on stream-K kernels (lease 43 measured them in few-tile, large-K groups:
+// never the best, the splits reduce in order; NOTES.md "Lease 43 read, B").
 enum class KnobScope : uint8_t { catalogue, measurable };
 // The knob settings a kernel admits (a non-persistent tma_ws kernel admits only the default).
 std::vector<RuntimeKnobs> knob_settings(const KernelDesc& k, KnobScope scope = KnobScope::catalogue);

@@ -137,7 +137,7 @@ struct SelectorOptions {
   // both: also the tall problems, M > swap_tall_min_m with N <= swap_tall_max_n, in any layout
   // (0: none). Default (session 34, lease 43: 97 training groups of M > 256, N <= 512 beside lease
   // 41's 93 of M > 256; 5-fold cross-validation chose it in 89 of 100 folds, 2.63 % mean regret
-  // against 3.41 % for none; NOTES.md "Lease 43 read"): M > 4096 with N <= 512.
+  // against 3.41 % for none; NOTES.md "Lease 43 read, A"): M > 4096 with N <= 512.
   long swap_tall_min_m = 4096;
   long swap_tall_max_n = 512;
   // both: how the two rankings of an eligible problem run (the ranking is the same either way):

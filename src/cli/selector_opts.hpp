@@ -157,7 +157,7 @@ inline std::optional<std::pair<size_t, size_t>> evidence_method(const std::strin
   return std::pair{g, t};
 }
 
-// The options of a "both[:gF][:mN][:lL+L]" method (SelectionMethods); throws Error on anything else.
+// The options of a "both[:gF][:mN][:lL+L][:tMxN]" method (SelectionMethods); throws Error on anything else.
 inline void parse_both_method(const std::string& m, SelectorOptions& so) {
   const std::string bad = "--methods: '" + m + "' is not both[:gMARGIN][:mMAX_M][:lLAYOUT+LAYOUT...][:tMIN_MxMAX_N]";
   size_t b = 4;
