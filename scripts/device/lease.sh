@@ -11,6 +11,7 @@
 #   scripts/device/lease.sh wait SECONDS      # returns early once collect has ended; exits 3 at once
 #       on a machine where no collect was started (the lease's machine was released between commands)
 #   RESUME=REGISTRY scripts/device/lease.sh start ...   resumes from a shipped registry (carry it)
+#   start refuses a GPU whose name lacks $EXPECT_GPU (default H200: the corpus is the H200's; exit 4)
 #   [RESUME=REGISTRY] scripts/device/lease.sh go PLAN TIME_BUDGET_S WAIT_S [GPUS] [JOBS] [MEM_GB] [KPT]
 #       the same command for every call of a lease: where this lease's collect runs or ran on the
 #       machine, `wait WAIT_S`; on a fresh machine (the first call, or the machine was released
@@ -98,6 +99,19 @@ case "${1:-}" in
       "$BIN/cks" hw --device 0 --format csv
     } > out/machine.txt 2>&1
     cat out/machine.txt
+    # The corpus is one card's (the H200's), and a device call may land on another (one without
+    # needs_h200 gets an H100 or an H200: session 34's last lease call ran on an H100 and its rows
+    # were discarded). Refuse a GPU whose name lacks $EXPECT_GPU (default H200; EXPECT_GPU= takes
+    # any card, e.g. with CKS_COLLECT_EXTRA="--backend fake" on a machine without one).
+    EXPECT_GPU=${EXPECT_GPU-H200}
+    if [ -n "$EXPECT_GPU" ]; then
+      gpu=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1)
+      case "$gpu" in
+        *"$EXPECT_GPU"*) ;;
+        *) echo "lease.sh start: the GPU is '${gpu:-none}', not an $EXPECT_GPU: no collect (EXPECT_GPU= to allow any card)" >&2
+           exit 4;;
+      esac
+    fi
     rm -f out/collect.rc
     export CKS_COLLECT_EXTRA=${CKS_COLLECT_EXTRA:-}  # e.g. "--backend fake" to rehearse without a GPU
     mkdir -p out/nvcc_time
