@@ -71,6 +71,8 @@ for r in csv.DictReader(open(sys.argv[1])):
     except ValueError as e:  # e.g. 1001: cuBLASLt in every mode
         print(f"pack_python.sh: not bundled: {e}", file=sys.stderr)
 EOF
+# python_bundle.sh compiles on the machine what the home cache lacks (with the CLI of .carry/bin).
+cp "$TMP/bundle.csv" "$OUTDIR/bundle_shapes.csv"
 mkdir -p "$TMP/kc"
 [ -d "$KCACHE" ] && cp "$KCACHE"/cks_*.so "$KCACHE"/cks_*.json "$TMP/kc/" 2> /dev/null || true
 "$BUILD/bin/cks" bundle --shapes "$TMP/bundle.csv" --top "$TOP" --cached-only --cache "$TMP/kc" --out "$TMP/bundle" 2>&1 |

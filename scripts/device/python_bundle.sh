@@ -8,6 +8,7 @@
 #
 #   BUDGET_S=540 bash scripts/device/python_bundle.sh     (from the repository root, carry .carry/py)
 #
+# With a carried bundle.tar.xz (pack_python.sh from the home cache) its libraries seed the cache.
 # Needs in .carry/py (pack_python.sh): the wheel (its model ranks the picks), bundle_shapes.csv (the
 # check's problems the kernels can run), cks (the CLI), cutlass.tar.xz. TOP=4 picks a problem (the
 # autotune check times the top 4). Resumable: the compiled libraries stay in build/kernel-cache on
@@ -19,6 +20,8 @@ cd "$(dirname "$0")/../.."
 CARRY=.carry/py BUDGET_S=${BUDGET_S:-540} TOP=${TOP:-4} JOBS=${JOBS:-$(nproc)}
 OUTDIR=${OUT:-out/python_bundle}
 mkdir -p out "$OUTDIR"
+# The CLI: .carry/py/cks (pack_python.sh without a home cache) or .carry/bin/cks (pack_carry.sh).
+[ -e "$CARRY/cks" ] || { [ -x .carry/bin/cks ] && cp .carry/bin/cks "$CARRY/cks"; }
 for f in bundle_shapes.csv cks cutlass.tar.xz; do
   [ -e "$CARRY/$f" ] || { echo "python_bundle.sh: no $CARRY/$f (scripts/device/pack_python.sh packs it)" >&2; exit 2; }
 done
@@ -29,6 +32,13 @@ if [ ! -d third_party/cutlass/include ]; then mkdir -p third_party && tar -xJf "
 python3 -c "import sys, zipfile; sys.stdout.buffer.write(zipfile.ZipFile(sys.argv[1]).read('cks/share/cks/models/default.json'))" \
   "$WHEEL" > out/pybundle_model.json || { echo "python_bundle.sh: the wheel holds no cks/share/cks/models/default.json" >&2; exit 1; }
 chmod +x "$CARRY/cks"
+# A carried bundle (pack_python.sh, from the home compile cache) seeds the cache: only the picks it
+# lacks are compiled here (its libraries carry the cache's names, cks_<key>.so + sidecar).
+if [ -f "$CARRY/bundle.tar.xz" ] && [ ! -f build/kernel-cache/.seeded ]; then
+  mkdir -p build/kernel-cache out/seed && tar -xJf "$CARRY/bundle.tar.xz" -C out/seed &&
+    cp -n out/seed/bundle/kernels/cks_* build/kernel-cache/ && touch build/kernel-cache/.seeded
+  echo "python_bundle.sh: seeded build/kernel-cache with $(ls out/seed/bundle/kernels/*.so 2> /dev/null | wc -l) carried libraries" >&2
+fi
 rm -rf out/pybundle.new && mkdir -p out/pybundle.new
 "$CARRY/cks" bundle --shapes "$CARRY/bundle_shapes.csv" --top "$TOP" --model out/pybundle_model.json \
   --cache build/kernel-cache --out out/pybundle.new/bundle --jobs "$JOBS" --cutlass third_party/cutlass \

@@ -47,7 +47,10 @@ export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
 if [ ! -d third_party/cutlass/include ]; then mkdir -p third_party && tar -xJf "$CARRY/cutlass.tar.xz" -C third_party; fi
 export CKS_CUTLASS_DIR="$ROOT/third_party/cutlass" CKS_MODE=$MODE CKS_COMPILE=1
 rm -rf /tmp/cks-bundle
-if [ -f "$CARRY/bundle.tar.xz" ]; then
+if [ -f out/pybundle/bundle/index.json ] && ! grep -qE "[0-9]+ skipped" out/pybundle.log 2> /dev/null; then
+  # compiled (complete) on this machine by python_bundle.sh, seeded from the carried bundle
+  export CKS_BUNDLE=$ROOT/out/pybundle/bundle
+elif [ -f "$CARRY/bundle.tar.xz" ]; then
   # A bundle that does not unpack whole is an error, not a silent run without it (lease 22's first
   # autotune check ran with kernels/ but no index.json, every product on cuBLASLt).
   mkdir -p /tmp/cks-bundle && tar -xJf "$CARRY/bundle.tar.xz" -C /tmp/cks-bundle && [ -f /tmp/cks-bundle/bundle/index.json ] ||
