@@ -156,22 +156,34 @@ std::string invalid_reason(const KernelDesc& k, const HardwareDesc& hw);
 // StreamK arguments.
 enum class RasterOrder : uint8_t { heuristic = 0, along_m = 1, along_n = 2 };
 enum class Decomposition : uint8_t { heuristic = 0, data_parallel = 1, split_k = 2, stream_k = 3 };
+// How the stream-K scheduler adds the partial tiles of one output tile (CUTLASS ReductionMode):
+// deterministic, each split after the one before (the generated kernels' default: bitwise
+// reproducible); nondeterministic, the splits add into the workspace concurrently (faster with
+// many splits, results may differ in the last bits between runs). Stream-K kernels only.
+enum class Reduction : uint8_t { deterministic = 0, nondeterministic = 1 };
 std::string_view to_string(RasterOrder r);
 std::string_view to_string(Decomposition d);
+std::string_view to_string(Reduction r);
 
 struct RuntimeKnobs {
   RasterOrder raster = RasterOrder::heuristic;
   int max_swizzle = 1;  // 1, 2, 4, 8
   Decomposition decomposition = Decomposition::heuristic;  // stream-K scheduler only
   int splits = 1;       // split-K factor (decomposition split_k only)
-  std::string canonical() const;  // e.g. "r=m,s=2,d=h,k=1"
+  Reduction reduction = Reduction::deterministic;  // stream-K scheduler only
+  // e.g. "r=m,s=2,d=h,k=1"; a nondeterministic reduction appends ",x=n" (the deterministic
+  // default is not written, so every string measured before the knob existed is unchanged)
+  std::string canonical() const;
   static RuntimeKnobs from_canonical(std::string_view s);
   bool operator==(const RuntimeKnobs&) const = default;
 };
 // Which knob settings: `catalogue`, those the selector ranks (Catalogue::candidates()); `measurable`,
 // those plus values a plan may measure before the catalogue offers them, so that the data comes
 // first: split-K 16 and 32 on stream-K kernels (lease 43 measured them in few-tile, large-K groups:
-// never the best, the splits reduce in order; NOTES.md "Lease 43 read, B").
+// never the best, the splits reduce in order; NOTES.md "Lease 43 read, B"), and the
+// nondeterministic reduction of every stream-K setting (session 35's probe: 1.18x the
+// deterministic best in 12 such groups; no feature describes it yet, so the dataset leaves its
+// rows out of training).
 enum class KnobScope : uint8_t { catalogue, measurable };
 // The knob settings a kernel admits (a non-persistent tma_ws kernel admits only the default).
 std::vector<RuntimeKnobs> knob_settings(const KernelDesc& k, KnobScope scope = KnobScope::catalogue);

@@ -12,7 +12,8 @@
 extern "C" {
 #endif
 
-#define CKS_KERNEL_LIB_ABI_VERSION 1
+/* 2: cks_knobs.reduction (session 35); libraries of version 1 are rebuilt, never loaded. */
+#define CKS_KERNEL_LIB_ABI_VERSION 2
 
 typedef enum {
   CKS_OK = 0,
@@ -28,6 +29,7 @@ typedef struct {
   int max_swizzle;   /* 1, 2, 4, 8 */
   int decomposition; /* 0 heuristic, 1 data-parallel, 2 split-K, 3 stream-K */
   int splits;        /* split-K factor */
+  int reduction;     /* 0 deterministic, 1 nondeterministic (stream-K only) */
 } cks_knobs;
 
 /* One GEMM problem on device buffers: D(MxN, col-major) = alpha * A(MxK) * B(KxN) + beta*C.

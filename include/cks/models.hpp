@@ -85,6 +85,7 @@ struct Dataset {
   // sweep measures hundreds a group; a targeted run, the picks of models or an exploration, a few).
   std::vector<uint32_t> run_rows;
   size_t skipped_unknown = 0;         // measured rows whose kernel/knobs are not in the catalogue
+                                      // (or that no feature describes: a nondeterministic reduction)
   size_t skipped_groups = 0;          // groups without a positive throughput
   size_t run_normalized_groups = 0;   // groups with a run scaled by DatasetOptions::run_normalize
   size_t run_normalized_rows = 0;     // rows so scaled

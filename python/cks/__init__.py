@@ -33,10 +33,12 @@ LAYOUTS = ("tn", "nt", "nn", "tt")
 _INT64 = 1 << 63
 _RASTER = {"h": "heuristic", "m": "along_m", "n": "along_n"}
 _DECOMPOSITION = {"h": "heuristic", "dp": "data_parallel", "sk": "split_k", "streamk": "stream_k"}
+_REDUCTION = {"d": "deterministic", "n": "nondeterministic"}
 
 
 def _knobs(text: str) -> Mapping[str, str | int]:
-    """ "r=m,s=2,d=h,k=1" -> {"raster": "along_m", "swizzle": 2, "decomposition": "heuristic", "splits": 1}
+    """ "r=m,s=2,d=h,k=1" -> {"raster": "along_m", "swizzle": 2, "decomposition": "heuristic", "splits": 1,
+    "reduction": "deterministic"} (",x=n": the stream-K splits add nondeterministically)
     (read-only: the records are shared by later calls of the same problem)."""
     raw = dict(part.split("=", 1) for part in text.split(","))
     return MappingProxyType({
@@ -44,6 +46,7 @@ def _knobs(text: str) -> Mapping[str, str | int]:
         "swizzle": int(raw["s"]),
         "decomposition": _DECOMPOSITION.get(raw["d"], raw["d"]),
         "splits": int(raw["k"]),
+        "reduction": _REDUCTION.get(raw.get("x", "d"), raw.get("x", "d")),
     })
 
 
@@ -53,7 +56,7 @@ class Selection:
 
     rank: int  # 1 = the model's pick
     kernel_id: str  # "k" + 16 hex digits (cks catalogue show ID, cks emit ID)
-    knobs: Mapping[str, str | int] = field(hash=False)  # raster, swizzle, decomposition, splits (read-only)
+    knobs: Mapping[str, str | int] = field(hash=False)  # raster, swizzle, decomposition, splits, reduction (read-only)
     knobs_text: str  # the same, as `cks select` prints it: "r=m,s=2,d=h,k=1"
     canonical: str  # the kernel descriptor, e.g. "sm90_bf16_tn_128x144x64_1x1x1_s0_cooperative+..."
     score: float  # the model's score (higher is better; a ranking score, not a time)

@@ -70,7 +70,7 @@ class Loader {
       g.problem = Problem{o.m, o.n, o.k, o.layout};
     }
     const auto candidate = Catalogue::get(o.layout).find_candidate(o.kernel_id, o.knobs);
-    if (!candidate) {
+    if (!candidate || candidate->knobs.reduction != Reduction::deterministic) {  // as load_dataset
       ++skipped_unknown_;
       return;
     }

@@ -14,7 +14,7 @@ inline uint64_t candidate_code(const Candidate& c) {
   const RuntimeKnobs& k = c.knobs;
   return (static_cast<uint64_t>(c.kernel) << 32) | (static_cast<uint64_t>(k.raster) << 28) |
          (static_cast<uint64_t>(k.decomposition) << 24) | ((static_cast<uint64_t>(k.max_swizzle) & 0xfff) << 12) |
-         (static_cast<uint64_t>(k.splits) & 0xfff);
+         (static_cast<uint64_t>(k.reduction) << 11) | (static_cast<uint64_t>(k.splits) & 0x7ff);
 }
 
 // x rounded to `digits` decimals (dividing by the power of ten keeps the printed text short);

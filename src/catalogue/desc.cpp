@@ -24,6 +24,8 @@ constexpr std::array<std::string_view, 3> kRasterNames{"h", "m", "n"};
 constexpr std::array<std::string_view, 4> kDecompNames{"h", "dp", "sk", "streamk"};
 constexpr std::array<std::string_view, 3> kRasterLong{"heuristic", "along_m", "along_n"};
 constexpr std::array<std::string_view, 4> kDecompLong{"heuristic", "data_parallel", "split_k", "stream_k"};
+constexpr std::array<std::string_view, 2> kReductionNames{"d", "n"};
+constexpr std::array<std::string_view, 2> kReductionLong{"deterministic", "nondeterministic"};
 
 int parse_int(std::string_view s, const char* what) {
   int v = 0;
@@ -56,6 +58,7 @@ std::string_view to_string(EpilogueSchedule s) { return kEpilogueNames[static_ca
 std::string_view to_string(TileSchedulerKind s) { return kSchedulerNames[static_cast<int>(s)]; }
 std::string_view to_string(RasterOrder r) { return kRasterLong[static_cast<int>(r)]; }
 std::string_view to_string(Decomposition d) { return kDecompLong[static_cast<int>(d)]; }
+std::string_view to_string(Reduction r) { return kReductionLong[static_cast<int>(r)]; }
 MainloopSchedule parse_mainloop(std::string_view s) {
   return parse_enum<MainloopSchedule>(s, kMainloopNames, "mainloop schedule");
 }
@@ -162,27 +165,35 @@ KernelDesc KernelDesc::from_canonical(std::string_view s) {
   return k;
 }
 
-// "r=<h|m|n>,s=<swizzle>,d=<h|dp|sk|streamk>,k=<splits>"
+// "r=<h|m|n>,s=<swizzle>,d=<h|dp|sk|streamk>,k=<splits>[,x=n]" (x: the reduction, written only
+// when nondeterministic; "x=d" is read too)
 std::string RuntimeKnobs::canonical() const {
   return "r=" + std::string(kRasterNames[static_cast<int>(raster)]) + ",s=" + std::to_string(max_swizzle) +
-         ",d=" + std::string(kDecompNames[static_cast<int>(decomposition)]) + ",k=" + std::to_string(splits);
+         ",d=" + std::string(kDecompNames[static_cast<int>(decomposition)]) + ",k=" + std::to_string(splits) +
+         (reduction == Reduction::deterministic ? "" : ",x=" + std::string(kReductionNames[static_cast<int>(reduction)]));
 }
 
 RuntimeKnobs RuntimeKnobs::from_canonical(std::string_view s) {
   RuntimeKnobs r;
   auto parts = split(s, ',');
-  if (parts.size() != 4) throw Error("malformed runtime knobs '" + std::string(s) + "'");
+  if (parts.size() != 4 && parts.size() != 5) throw Error("malformed runtime knobs '" + std::string(s) + "'");
+  std::string seen;
   for (auto p : parts) {
-    if (p.size() < 3 || p[1] != '=') throw Error("malformed runtime knobs '" + std::string(s) + "'");
+    if (p.size() < 3 || p[1] != '=' || seen.find(p[0]) != std::string::npos)
+      throw Error("malformed runtime knobs '" + std::string(s) + "'");
+    seen += p[0];
     auto v = p.substr(2);
     switch (p[0]) {
       case 'r': r.raster = parse_enum<RasterOrder>(v, kRasterNames, "raster order"); break;
       case 's': r.max_swizzle = parse_int(v, "swizzle"); break;
       case 'd': r.decomposition = parse_enum<Decomposition>(v, kDecompNames, "decomposition"); break;
       case 'k': r.splits = parse_int(v, "splits"); break;
+      case 'x': r.reduction = parse_enum<Reduction>(v, kReductionNames, "reduction"); break;
       default: throw Error("malformed runtime knobs '" + std::string(s) + "'");
     }
   }
+  for (char c : std::string_view("rsdk"))
+    if (seen.find(c) == std::string::npos) throw Error("malformed runtime knobs '" + std::string(s) + "'");
   return r;
 }
 

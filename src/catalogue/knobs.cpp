@@ -5,7 +5,8 @@
 // along_m or along_n (get_rasterization_order), so it always duplicates one of the explicit settings.
 //
 // Stream-K scheduler (cooperative only): decomposition {heuristic, stream_k, split_k x {2, 4, 8}}
-// (KnobScope::measurable adds split_k x {16, 32}: plans measure them before the selector ranks them)
+// (KnobScope::measurable adds split_k x {16, 32} and the nondeterministic reduction of every
+// stream-K setting above and these: plans measure them before the selector ranks them)
 // x raster {along_m, along_n}, max_swizzle 1. data_parallel is left out: it runs exactly the
 // persistent schedule, which the same configuration's persistent kernel already covers. The
 // heuristic stays: it picks data-parallel, split-K or a hybrid Stream-K split per problem, a policy
@@ -33,14 +34,21 @@ std::vector<RuntimeKnobs> knob_settings(const KernelDesc& k, KnobScope scope) {
     return out;
   }
   for (RasterOrder r : kRasters) {
+    const size_t first = out.size();  // this raster order's settings
     if (k.scheduler == TileSchedulerKind::persistent) {
       for (int s : kSwizzles) out.push_back({r, s, Decomposition::heuristic, 1});
     } else {
       out.push_back({r, 1, Decomposition::heuristic, 1});
       out.push_back({r, 1, Decomposition::stream_k, 1});
       for (int splits : kSplits) out.push_back({r, 1, Decomposition::split_k, splits});
-      if (scope == KnobScope::measurable)
+      if (scope == KnobScope::measurable) {
         for (int splits : kMeasureSplits) out.push_back({r, 1, Decomposition::split_k, splits});
+        const size_t deterministic = out.size();
+        for (size_t i = first; i < deterministic; ++i) {
+          out.push_back(out[i]);
+          out.back().reduction = Reduction::nondeterministic;
+        }
+      }
     }
   }
   return out;

@@ -125,13 +125,14 @@ struct Runner {
   }
 
   // Knobs a kernel does not have are rejected, never silently ignored: the non-persistent kernel
-  // takes only the defaults, only stream-K takes a decomposition or a split count.
+  // takes only the defaults, only stream-K takes a decomposition, a split count or a reduction.
   static bool knobs_apply(const cks_knobs& kn) {
     const bool swizzle_ok = kn.max_swizzle == 1 || kn.max_swizzle == 2 || kn.max_swizzle == 4 || kn.max_swizzle == 8;
-    if (!swizzle_ok || kn.raster < 0 || kn.raster > 2 || kn.decomposition < 0 || kn.decomposition > 3 || kn.splits < 1)
+    if (!swizzle_ok || kn.raster < 0 || kn.raster > 2 || kn.decomposition < 0 || kn.decomposition > 3 || kn.splits < 1 ||
+        kn.reduction < 0 || kn.reduction > 1)
       return false;
     if (!kPersistent && (kn.raster != 0 || kn.max_swizzle != 1)) return false;
-    if (!kStreamK && (kn.decomposition != 0 || kn.splits != 1)) return false;
+    if (!kStreamK && (kn.decomposition != 0 || kn.splits != 1 || kn.reduction != 0)) return false;
     return true;
   }
 
@@ -170,7 +171,8 @@ struct Runner {
     if constexpr (kStreamK) {
       args.scheduler.splits = p->knobs.splits;
       args.scheduler.decomposition_mode = static_cast<typename Scheduler::DecompositionMode>(p->knobs.decomposition);
-      args.scheduler.reduction_mode = Scheduler::ReductionMode::Deterministic;
+      args.scheduler.reduction_mode = p->knobs.reduction == 1 ? Scheduler::ReductionMode::Nondeterministic
+                                                              : Scheduler::ReductionMode::Deterministic;
     }
     return true;
   }
@@ -321,7 +323,8 @@ bool set_leading_dim(Stride& stride, int64_t ld) {{
 namespace cks_{id} {{
 // The runtime knobs of this file ({knobs_text}): raster 0 heuristic, 1 along M, 2 along N;
 // max_swizzle 1, 2, 4 or 8; decomposition 0 heuristic, 1 data-parallel, 2 split-K, 3 stream-K
-// (stream-K kernels only); splits (split-K only).
+// (stream-K kernels only); splits (split-K only); reduction 0 deterministic, 1 nondeterministic
+// (stream-K only: the splits add concurrently, results may differ in the last bits between runs).
 constexpr cks_knobs kKnobs = {knobs_init};
 }}  // namespace cks_{id}
 
@@ -387,7 +390,9 @@ std::string generate_standalone(const KernelDesc& k, const RuntimeKnobs& knobs, 
   static const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
   if (!std::regex_match(function, identifier))
     throw Error("function name '" + function + "' is not a C identifier");
-  const std::vector<RuntimeKnobs> settings = knob_settings(k);
+  // The measurable settings: what a plan may time (split-K 16/32, the nondeterministic reduction)
+  // can be emitted too, beside what the selector ranks.
+  const std::vector<RuntimeKnobs> settings = knob_settings(k, KnobScope::measurable);
   if (!(knobs == RuntimeKnobs{}) && std::find(settings.begin(), settings.end(), knobs) == settings.end()) {
     std::string admitted = RuntimeKnobs{}.canonical();
     for (const auto& s : settings)
@@ -451,9 +456,9 @@ std::string generate_standalone(const KernelDesc& k, const RuntimeKnobs& knobs, 
   const bool a_row = a_row_major(k.layout), b_row = b_row_major(k.layout);
   src += fmt::format(kStandaloneHost, fmt::arg("fn", function), fmt::arg("id", id),
                      fmt::arg("knobs_text", knobs.canonical()),
-                     fmt::arg("knobs_init", fmt::format("{{{}, {}, {}, {}}}", static_cast<int>(knobs.raster),
+                     fmt::arg("knobs_init", fmt::format("{{{}, {}, {}, {}, {}}}", static_cast<int>(knobs.raster),
                                                         knobs.max_swizzle, static_cast<int>(knobs.decomposition),
-                                                        knobs.splits)),
+                                                        knobs.splits, static_cast<int>(knobs.reduction))),
                      fmt::arg("a_major", a_row ? "row-major" : "column-major"),
                      fmt::arg("b_major", b_row ? "row-major" : "column-major"),
                      fmt::arg("lda_packed", a_row ? "K" : "M"), fmt::arg("ldb_packed", b_row ? "N" : "K"),

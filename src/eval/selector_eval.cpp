@@ -16,7 +16,7 @@ namespace {
 
 uint64_t candidate_key(uint32_t kernel, const RuntimeKnobs& k) {
   return (uint64_t{kernel} << 32) | (uint64_t(k.raster) << 24) | (uint64_t(k.max_swizzle & 0xff) << 16) |
-         (uint64_t(k.decomposition) << 8) | uint64_t(k.splits & 0xff);
+         (uint64_t(k.decomposition) << 8) | (uint64_t(k.reduction) << 7) | uint64_t(k.splits & 0x7f);
 }
 
 // Catalogue index of a candidate, by kernel and knobs.

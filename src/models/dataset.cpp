@@ -68,7 +68,9 @@ class DatasetBuilder {
       return;
     }
     const auto candidate = Catalogue::get(o.layout).find_candidate(o.kernel_id, o.knobs);
-    if (!candidate) {
+    // A nondeterministic reduction is measured (KnobScope::measurable) but no feature describes
+    // it: its rows would share the deterministic setting's features with another label.
+    if (!candidate || candidate->knobs.reduction != Reduction::deterministic) {
       ++out_.skipped_unknown;
       return;
     }

@@ -454,7 +454,7 @@ MeasureResult CudaBackend::measure_candidate(const MeasureSpec& m) {
     p.alpha = 1.0f;
     p.beta = 0.0f;
     p.knobs = {static_cast<int>(m.knobs.raster), m.knobs.max_swizzle, static_cast<int>(m.knobs.decomposition),
-               m.knobs.splits};
+               m.knobs.splits, static_cast<int>(m.knobs.reduction)};
     p.device_id = device_;
     p.sm_count = prop_.multiProcessorCount;
     return p;

@@ -200,3 +200,23 @@ TEST(CatalogueKnobs, StreamKKernelsSweepDecompositions) {
   EXPECT_TRUE(canon.count("r=n,s=1,d=streamk,k=1"));
   EXPECT_TRUE(canon.count("r=m,s=1,d=sk,k=8"));
 }
+
+TEST(CatalogueKnobs, ReductionIsWrittenOnlyWhenNondeterministic) {
+  // Every string measured before the reduction knob existed reads and writes back unchanged.
+  for (const char* s : {"r=m,s=2,d=h,k=1", "r=n,s=1,d=sk,k=4", "r=h,s=1,d=streamk,k=1"}) {
+    const RuntimeKnobs k = RuntimeKnobs::from_canonical(s);
+    EXPECT_EQ(k.reduction, Reduction::deterministic) << s;
+    EXPECT_EQ(k.canonical(), s);
+  }
+  const RuntimeKnobs nd = RuntimeKnobs::from_canonical("r=n,s=1,d=sk,k=16,x=n");
+  EXPECT_EQ(nd.reduction, Reduction::nondeterministic);
+  EXPECT_EQ(nd.splits, 16);
+  EXPECT_EQ(nd.canonical(), "r=n,s=1,d=sk,k=16,x=n");
+  EXPECT_EQ(to_string(nd.reduction), "nondeterministic");
+  // "x=d" reads as the default and is written as the default.
+  EXPECT_EQ(RuntimeKnobs::from_canonical("r=n,s=1,d=sk,k=4,x=d").canonical(), "r=n,s=1,d=sk,k=4");
+  // Unknown values, repeated or missing fields are errors, not defaults.
+  for (const char* bad : {"r=n,s=1,d=sk,k=4,x=q", "r=n,s=1,d=sk,k=4,x=n,x=n", "r=n,s=1,d=sk,x=n", "r=n,s=1,d=sk,k=4,k=4",
+                          "r=n,s=1,d=sk,k=4,y=n"})
+    EXPECT_THROW(RuntimeKnobs::from_canonical(bad), Error) << bad;
+}

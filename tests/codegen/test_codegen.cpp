@@ -125,6 +125,9 @@ TEST(CodegenTu, OneNamespacePerKernelAndTheAbiTable) {
   EXPECT_TRUE(has(tu, "op->gemm.initialize(args, workspace, stream)"));
   EXPECT_TRUE(has(tu, "return Kernel::initialize_workspace(args, workspace, stream);"));
   EXPECT_TRUE(has(tu, "cutlass::Status run(cudaStream_t stream) override { return gemm.run(stream); }"));
+  // The reduction knob: stream-K kernels only, chosen per call (CUTLASS's ReductionMode).
+  EXPECT_TRUE(has(tu, "if (!kStreamK && (kn.decomposition != 0 || kn.splits != 1 || kn.reduction != 0)) return false;"));
+  EXPECT_TRUE(has(tu, "args.scheduler.reduction_mode = p->knobs.reduction == 1 ? Scheduler::ReductionMode::Nondeterministic"));
 }
 
 // A swapped kernel instantiates swap_layout(layout)'s kernel with a row-major C and D, and its table

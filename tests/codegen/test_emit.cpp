@@ -38,10 +38,10 @@ using test::slurp;
 
 // The kernel libraries' translation unit is the executable cache's key (library_hash hashes its
 // text): emit must not change it, or every cached kernel library is rebuilt on the next lease.
-// A deliberate change of the generated TU updates this constant (last: the swapped kernels'
-// Runner<Gemm, kSwap>, session 30; every cached library is built once more).
+// A deliberate change of the generated TU updates this constant (last: the reduction knob,
+// cks_knobs.reduction and ABI 2, session 35; every cached library is built once more).
 TEST(CodegenTu, TextIsUnchangedByEmit) {
-  EXPECT_EQ(hex64(fnv1a64(generate_tu({KernelDesc::from_canonical(kCoop)}))), "bff8e7032a11b968");
+  EXPECT_EQ(hex64(fnv1a64(generate_tu({KernelDesc::from_canonical(kCoop)}))), "6bc76775ed778f46");
 }
 
 TEST(Emit, DefinesPrecedeEveryInclude) {
@@ -68,8 +68,12 @@ TEST(Emit, ReusesTheLibraryGeneratorAndBakesTheKnobs) {
   EXPECT_NE(src.find("struct Gemm_kernel : public Gemm_base"), std::string::npos);
   EXPECT_NE(src.find("cutlass::gemm::StreamKScheduler"), std::string::npos);
   EXPECT_NE(src.find("static bool make_arguments(const cks_problem* p, Arguments& args)"), std::string::npos);
-  // raster along N = 2, swizzle 1, split-K = 2, 4 splits.
-  EXPECT_NE(src.find("constexpr cks_knobs kKnobs = {2, 1, 2, 4};"), std::string::npos);
+  // raster along N = 2, swizzle 1, split-K = 2, 4 splits, deterministic reduction.
+  EXPECT_NE(src.find("constexpr cks_knobs kKnobs = {2, 1, 2, 4, 0};"), std::string::npos);
+  // The nondeterministic reduction (measurable, outside the catalogue) is emitted as asked.
+  const std::string nd = generate_standalone(k, RuntimeKnobs::from_canonical("r=n,s=1,d=sk,k=16,x=n"), "my_gemm");
+  EXPECT_NE(nd.find("constexpr cks_knobs kKnobs = {2, 1, 2, 16, 1};"), std::string::npos);
+  EXPECT_NE(nd.find("ReductionMode::Nondeterministic"), std::string::npos);
   EXPECT_NE(src.find("extern \"C\" cudaError_t my_gemm(int M, int N, int K, const void* A, const void* B, void* D, int64_t lda,"),
             std::string::npos);
   EXPECT_NE(src.find("Runner::make_arguments(&p, args)"), std::string::npos);
@@ -94,6 +98,8 @@ TEST(Emit, RejectsKnobsTheKernelDoesNotTake) {
   EXPECT_THROW(generate_standalone(KernelDesc::from_canonical(kCoop), RuntimeKnobs::from_canonical("r=m,s=1,d=sk,k=2")), Error);
   EXPECT_THROW(generate_standalone(KernelDesc::from_canonical(kCoop), RuntimeKnobs::from_canonical("r=m,s=3,d=h,k=1")), Error);
   EXPECT_THROW(generate_standalone(KernelDesc::from_canonical(kCoop), RuntimeKnobs{}, "run gemm"), Error);
+  // The reduction is the stream-K scheduler's: refused on a persistent kernel.
+  EXPECT_THROW(generate_standalone(KernelDesc::from_canonical(kCoop), RuntimeKnobs::from_canonical("r=m,s=1,d=h,k=1,x=n")), Error);
   // Every catalogue setting of a kernel is accepted.
   for (const auto& kn : knob_settings(KernelDesc::from_canonical(kStreamK)))
     EXPECT_NO_THROW(generate_standalone(KernelDesc::from_canonical(kStreamK), kn)) << kn.canonical();
@@ -110,7 +116,7 @@ TEST(EmitCli, PrintsOrWritesTheFileAndErrsInOneLine) {
   // No --knobs: CUTLASS's defaults, with a note.
   const auto defaults = test::run_cli({"emit", k.id()});
   ASSERT_EQ(defaults.code(), 0) << defaults.err;
-  EXPECT_NE(defaults.out.find("constexpr cks_knobs kKnobs = {0, 1, 0, 1};"), std::string::npos);
+  EXPECT_NE(defaults.out.find("constexpr cks_knobs kKnobs = {0, 1, 0, 1, 0};"), std::string::npos);
   EXPECT_NE(defaults.err.find("cks: note: no --knobs"), std::string::npos) << defaults.err;
   // -o FILE.
   compile_test::ScratchDir dir;

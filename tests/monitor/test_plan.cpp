@@ -161,9 +161,17 @@ TEST(MonitorPlan, DimensionsAndKnobsAreCheckedWhenRead) {
   // Split-K 16 and 32: measurable (a plan may name them on a stream-K kernel), not in the catalogue
   // (the selector does not rank them until data exists), and still refused on a persistent kernel.
   const KernelDesc& sk = cat.kernels()[*cat.find(streamk)];
-  EXPECT_EQ(knob_settings(sk, KnobScope::measurable).size(), knob_settings(sk).size() + 4);
-  for (const auto& c : cat.candidates())
+  // Per raster order: split-K 16 and 32, then the nondeterministic reduction of all 7 settings.
+  EXPECT_EQ(knob_settings(sk, KnobScope::measurable).size(), knob_settings(sk).size() + 2 * (2 + 7));
+  for (const auto& c : cat.candidates()) {
     EXPECT_LE(c.knobs.splits, 8) << cat.kernels()[c.kernel].id() << " " << c.knobs.canonical();
+    EXPECT_EQ(c.knobs.reduction, Reduction::deterministic) << c.knobs.canonical();
+  }
+  EXPECT_EQ(read_error(dir, {kHeader, group_line(kGroup, "[[\"" + streamk + "\",\"r=m,s=1,d=h,k=1,x=n\"],[\"" + streamk +
+                                                            "\",\"r=n,s=1,d=sk,k=32,x=n\"]]")}),
+            "(no error)");
+  expect_error({kHeader, group_line(kGroup, "[[\"" + persistent + "\",\"r=m,s=1,d=h,k=1,x=n\"]]")},
+               "are not a setting of kernel " + persistent);
   EXPECT_EQ(read_error(dir, {kHeader, group_line(kGroup, "[[\"" + streamk + "\",\"r=m,s=1,d=sk,k=16\"],[\"" + streamk +
                                                             "\",\"r=n,s=1,d=sk,k=32\"]]")}),
             "(no error)");

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "cks/kernel_lib_abi.h"
 #include "common/subprocess.hpp"
 #include "compile/compile_test_util.hpp"
 #include "runtime/bundle.hpp"
@@ -112,7 +113,7 @@ std::string line_with(const std::string& text, const std::string& prefix) {
 std::string fake_bundle(const std::string& dir) {
   cks::rt::BundleIndex b;
   b.cks_version = CKS_VERSION;
-  b.abi_version = 1;
+  b.abi_version = CKS_KERNEL_LIB_ABI_VERSION;
   b.model_path = "/m.json";
   b.model_hash = "0000000000000000";
   b.top = 1;

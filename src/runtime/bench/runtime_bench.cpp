@@ -405,7 +405,8 @@ class Bench {
     pr.B = ops.b[0];
     pr.D = ops.d[0];
     pr.alpha = 1.0f;
-    pr.knobs = {static_cast<int>(kn.raster), kn.max_swizzle, static_cast<int>(kn.decomposition), kn.splits};
+    pr.knobs = {static_cast<int>(kn.raster), kn.max_swizzle, static_cast<int>(kn.decomposition), kn.splits,
+                static_cast<int>(kn.reduction)};
     pr.device_id = device_;
     pr.sm_count = prop_.multiProcessorCount;
     const size_t ws_bytes = api->workspace_size(it->second.index, &pr);

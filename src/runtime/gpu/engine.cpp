@@ -76,7 +76,8 @@ std::string problem_text(Layout l, int64_t m, int64_t n, int64_t k) {
 }
 
 cks_knobs to_abi(const RuntimeKnobs& k) {
-  return {static_cast<int>(k.raster), k.max_swizzle, static_cast<int>(k.decomposition), k.splits};
+  return {static_cast<int>(k.raster), k.max_swizzle, static_cast<int>(k.decomposition), k.splits,
+          static_cast<int>(k.reduction)};
 }
 
 // The catalogue's check of the problem ("" when the kernels can run it).
