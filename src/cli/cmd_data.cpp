@@ -141,17 +141,22 @@ void register_pack(CLI::App* data) {
   cmd->add_flag("--by-run", *by_run,
                 "one shard per run with rows (a collect of several plans: a shard each); runs whose shard exists "
                 "already (a resumed lease's earlier run) are skipped; the last shard also keeps what no run's rows use");
-  cmd->callback([registry, out_dir, parts, compression, by_run] {
+  auto compact = std::make_shared<bool>(false);
+  cmd->add_flag("--compact", *compact,
+                "round the measured values to what they can tell (mean and TFLOP/s 6 significant digits, std and "
+                "error 3, power 0.1 W) and timestamps to the second: ~28 % smaller shards, every row and key kept");
+  cmd->callback([registry, out_dir, parts, compression, by_run, compact] {
     if (*by_run) {
       if (*parts != 1) throw Error("--by-run and --parts cannot be combined (a run's shard is one file)");
-      const PackByRun r = pack_shards_by_run(*registry, *out_dir, *compression);
+      const PackByRun r = pack_shards_by_run(*registry, *out_dir, *compression, *compact);
       for (const auto& [run, shard] : r.skipped)
         std::cerr << "cks data pack: run " << run << " is packed already (" << shard << "): skipped\n";
       for (const auto& [run, shard] : r.written) std::cout << shard << '\n';
       if (r.written.empty()) throw Error("every run of '" + *registry + "' is packed already: no shard written");
       return;
     }
-    for (const auto& shard : pack_shards(*registry, *out_dir, *parts, *compression)) std::cout << shard << '\n';
+    for (const auto& shard : pack_shards(*registry, *out_dir, *parts, *compression, *compact))
+      std::cout << shard << '\n';
   });
 }
 

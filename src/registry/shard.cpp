@@ -50,12 +50,23 @@ void write_shard(const std::string& copy, const std::string& shard, const std::s
   }
 }
 
+// pack_shard's `compact`: the measured values to the digits they can tell (a row's noise is 0.1 %
+// or more) and timestamps to the second; keys, clocks, counts and provenance unchanged.
+void compact_values(sqlite3* db) {
+  reg::exec(db,
+            "UPDATE measurements SET mean_us = CAST(printf('%.6g', mean_us) AS REAL), "
+            "std_us = CAST(printf('%.3g', std_us) AS REAL), tflops = CAST(printf('%.6g', tflops) AS REAL), "
+            "power_w = round(power_w, 1), max_rel_err = CAST(printf('%.3g', max_rel_err) AS REAL), "
+            "started_at = CASE WHEN length(started_at) > 20 THEN substr(started_at, 1, 19) || 'Z' ELSE started_at END, "
+            "finished_at = CASE WHEN length(finished_at) > 20 THEN substr(finished_at, 1, 19) || 'Z' ELSE finished_at END");
+}
+
 // Packs a trimmed copy of the registry into `shard`: VACUUM INTO a temporary file (a compact,
-// consistent copy without free pages or the WAL), `trim` deletes what the shard leaves out, then
-// VACUUM and compress. The shard is one self-contained file once decompressed, without the
-// secondary indexes (every merge recreates them).
+// consistent copy without free pages or the WAL), `trim` deletes what the shard leaves out (and
+// `compact` rounds the values), then VACUUM and compress. The shard is one self-contained file once
+// decompressed, without the secondary indexes (every merge recreates them).
 template <class Trim>
-void pack_copy(sqlite3* src, const std::string& shard, const std::string& compression, Trim&& trim) {
+void pack_copy(sqlite3* src, const std::string& shard, const std::string& compression, bool compact, Trim&& trim) {
   TempPath copy = reg::temp_db("pack");
   reg::Stmt(src, "VACUUM INTO ?1").bind_all(reg::file_uri(copy.path())).run();
   sqlite3* db = reg::open_db(copy.path(), SQLITE_OPEN_READWRITE);
@@ -63,6 +74,7 @@ void pack_copy(sqlite3* src, const std::string& shard, const std::string& compre
     reg::exec(db, "PRAGMA journal_mode=DELETE");
     reg::drop_secondary_indexes(db);
     trim(db);
+    if (compact) compact_values(db);
     reg::exec(db, "VACUUM");
   } catch (...) {
     reg::close_db(db);
@@ -75,7 +87,7 @@ void pack_copy(sqlite3* src, const std::string& shard, const std::string& compre
 }  // namespace
 
 std::vector<std::string> pack_shards(const std::string& registry_path, const std::string& out_dir, int parts,
-                                     const std::string& compression) {
+                                     const std::string& compression, bool compact) {
   namespace fs = std::filesystem;
   if (parts < 1) throw Error("a registry is packed into at least one shard");
   if (compression != "xz" && compression != "gz")
@@ -111,7 +123,7 @@ std::vector<std::string> pack_shards(const std::string& registry_path, const std
   }
   for (int part = 0; part < parts; ++part) {
     const std::string& shard = shards[static_cast<size_t>(part)];
-    pack_copy(r.handle(), shard, compression, [&](sqlite3* db) {
+    pack_copy(r.handle(), shard, compression, compact, [&](sqlite3* db) {
       if (parts == 1) return;
       reg::exec(db, "CREATE TEMP TABLE keep(key TEXT PRIMARY KEY)");
       reg::Stmt ins(db, "INSERT INTO keep(key) VALUES(?1)");
@@ -128,7 +140,8 @@ std::vector<std::string> pack_shards(const std::string& registry_path, const std
   return shards;
 }
 
-PackByRun pack_shards_by_run(const std::string& registry_path, const std::string& out_dir, const std::string& compression) {
+PackByRun pack_shards_by_run(const std::string& registry_path, const std::string& out_dir, const std::string& compression,
+                             bool compact) {
   namespace fs = std::filesystem;
   if (compression != "xz" && compression != "gz")
     throw Error("shard compression must be 'xz' or 'gz' (got '" + compression + "')");
@@ -163,7 +176,7 @@ PackByRun pack_shards_by_run(const std::string& registry_path, const std::string
     const Run& run = *todo[i];
     const bool last = i + 1 == todo.size();
     const std::string shard = (fs::path(out_dir) / (run.stem + ext)).string();
-    pack_copy(r.handle(), shard, compression, [&](sqlite3* db) {
+    pack_copy(r.handle(), shard, compression, compact, [&](sqlite3* db) {
       reg::exec(db, "CREATE TEMP TABLE run(uuid TEXT PRIMARY KEY)");
       reg::Stmt(db, "INSERT INTO run(uuid) VALUES(?1)").bind_all(run.uuid).run();
       // What the rows of the runs with rows reference (groups by key, kernels by ID); the last shard
@@ -205,8 +218,9 @@ PackByRun pack_shards_by_run(const std::string& registry_path, const std::string
   return result;
 }
 
-std::string pack_shard(const std::string& registry_path, const std::string& out_dir, const std::string& compression) {
-  return pack_shards(registry_path, out_dir, 1, compression).front();
+std::string pack_shard(const std::string& registry_path, const std::string& out_dir, const std::string& compression,
+                       bool compact) {
+  return pack_shards(registry_path, out_dir, 1, compression, compact).front();
 }
 
 }  // namespace cks

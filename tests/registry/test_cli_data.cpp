@@ -3,6 +3,7 @@
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -126,4 +127,46 @@ TEST(RegistryCli, BadInputIsOneClearError) {
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
   }
   EXPECT_FALSE(std::filesystem::exists(dir.file("missing.db")));  // readers never create files
+}
+
+// --compact rounds the measured values to what they can tell and timestamps to the second; every
+// row, key, clock and the provenance stay as they were, and the shard reads like any other.
+TEST(RegistryCli, CompactPackRoundsValuesAndKeepsEveryRow) {
+  ScratchDir dir;
+  const std::string path = dir.file("c.db");
+  {
+    Registry r(path);
+    const std::string run = r.begin_run(test_run());
+    r.upsert_group(test_group(512, 512, 512));
+    const KernelDesc k = test_kernel(0);
+    r.upsert_kernel(test_compile(k));
+    MeasurementRow row = test_row(run, "512x512x512_tn", k.id(), "ok", 134.141866366069);
+    row.std_us = 0.107306908316647;
+    row.tflops = 768.434329239914;
+    row.power_w = 129.595;
+    row.max_rel_err = 0.0025388109497726;
+    row.started_at = "2026-12-05T16:40:11.764Z";
+    row.finished_at = "2026-12-05T16:40:11.771Z";
+    r.insert_measurements({row, test_row(run, "512x512x512_tn", "cublas", "ok")});
+    r.end_run(run);
+  }
+  const std::string full_dir = dir.file("full"), compact_dir = dir.file("compact");
+  auto full = cks_run(dir, "data pack --registry " + path + " --out-dir " + full_dir);
+  ASSERT_EQ(full.code, 0) << full.err;
+  auto compact = cks_run(dir, "data pack --compact --registry " + path + " --out-dir " + compact_dir);
+  ASSERT_EQ(compact.code, 0) << compact.err;
+  const std::string merged = dir.file("merged.db");
+  auto merge = cks_run(dir, "data merge --out " + merged + " " + compact_dir + "/" +
+                                std::filesystem::path(compact.out.substr(0, compact.out.find('\n'))).filename().string());
+  ASSERT_EQ(merge.code, 0) << merge.err;
+  EXPECT_EQ(sql_count(merged, "measurements"), 2);
+  const std::string q = "SELECT printf('%s|%s|%s|%s|%s|%s|%s|%s', mean_us, std_us, tflops, power_w, max_rel_err, started_at, "
+                        "finished_at, sm_clock_mhz) FROM measurements WHERE kernel_id != 'cublas'";
+  EXPECT_EQ(sql_text(merged, q), "134.142|0.107|768.434|129.6|0.00254|2026-12-05T16:40:11Z|2026-12-05T16:40:11Z|1980.0");
+  // The untouched pack keeps the full values.
+  auto merge_full = cks_run(dir, "data merge --out " + dir.file("full.db") + " " + full_dir + "/" +
+                                     std::filesystem::path(full.out.substr(0, full.out.find('\n'))).filename().string());
+  ASSERT_EQ(merge_full.code, 0) << merge_full.err;
+  EXPECT_EQ(sql_text(dir.file("full.db"), "SELECT started_at FROM measurements WHERE kernel_id != 'cublas'"),
+            "2026-12-05T16:40:11.764Z");
 }
