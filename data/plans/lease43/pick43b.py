@@ -14,7 +14,10 @@ along M where that is the heuristic). Groups are taken round robin over the layo
 
     pick43b.py REG OUT.jsonl [GROUPS_PER_LAYOUT] [MAX_KERNELS] [ROUND] [REPS]
 """
-import collections, datetime, json, math, random, sqlite3, sys, zlib
+import os, sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import fewtile  # noqa: E402  (data/plans/fewtile.py: what the few-tile plans share)
 
 reg, dst = sys.argv[1], sys.argv[2]
 quota = int(sys.argv[3]) if len(sys.argv) > 3 else 40
@@ -22,84 +25,22 @@ max_kernels = int(sys.argv[4]) if len(sys.argv) > 4 else 400
 rnd = int(sys.argv[5]) if len(sys.argv) > 5 else 107
 reps = int(sys.argv[6]) if len(sys.argv) > 6 else 3
 
-db = sqlite3.connect(f"file:{reg}?mode=ro", uri=True)
-groups = {}
-for key, m, n, k, layout, tags in db.execute("SELECT key, m, n, k, layout, tags_json FROM groups WHERE set_name = 'train'"):
-    if math.ceil(m / 128) * math.ceil(n / 128) <= 16 and k >= 4096:
-        groups[key] = dict(m=m, n=n, k=k, layout=layout, tags=json.loads(tags))
-streamk = {kid for (kid,) in db.execute("SELECT kernel_id FROM kernels WHERE scheduler = 'stream_k'")}
-db.execute("CREATE TEMP TABLE want(key TEXT PRIMARY KEY)")
-db.executemany("INSERT INTO want VALUES (?)", [(g,) for g in groups])
-best = collections.defaultdict(dict)  # group -> kernel -> (tflops, knobs)
-cublas = {}
-for key, kid, knobs, tf in db.execute(
-        "SELECT group_key, kernel_id, knobs, tflops FROM measurements JOIN want ON want.key = group_key "
-        "WHERE status = 'ok'"):
-    if kid == "cublas":
-        cublas[key] = max(cublas.get(key, 0), tf)
-    elif tf > best[key].get(kid, (0, ""))[0]:
-        best[key][kid] = (tf, knobs)
-
-
-def raster(knobs):
-    r = knobs.split(",")[0]
-    return "r=n" if r == "r=n" else "r=m"
-
-
+groups, streamk, best, cublas = fewtile.load(reg)
 plan = {}
 for key, ks in best.items():
     ranked = sorted(ks, key=lambda kid: -ks[kid][0])
     cands = [(kid, ks[kid][1]) for kid in ranked[:3]]
     for kid in [kid for kid in ranked if kid in streamk][:4]:
         for s in (8, 16, 32):
-            c = (kid, f"{raster(ks[kid][1])},s=1,d=sk,k={s}")
+            c = (kid, f"{fewtile.raster(ks[kid][1])},s=1,d=sk,k={s}")
             if c not in cands:
                 cands.append(c)
     if any(c[1].endswith("k=16") for c in cands):
         plan[key] = cands
 
-by_layout = collections.defaultdict(list)
-for key in sorted(plan):
-    by_layout[groups[key]["layout"]].append(key)
-rng = random.Random(43)
-for l in by_layout:
-    rng.shuffle(by_layout[l])
-chosen, have, taken = [], set(), collections.Counter()
-progress = True
-while progress:
-    progress = False
-    for l in sorted(by_layout):
-        ks = by_layout[l]
-        if not ks or taken[l] >= quota:
-            continue
-        ks.sort(key=lambda g: len({c[0] for c in plan[g]} - have))
-        new = {c[0] for c in plan[ks[0]]}
-        if len(have | new) > max_kernels:
-            continue
-        g = ks.pop(0)
-        chosen.append(g)
-        have |= new
-        taken[l] += 1
-        progress = True
-
-now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.000Z")
-header = {"plan_version": 1, "name": "lease43b", "created_by": "data/plans/lease43/pick43b.py", "created_at": now,
-          "policy": "sidebyside", "round": rnd, "reps": reps, "base_groups": len(chosen), "kernels": len(have),
-          "selection": f"few-tile large-K training groups, {quota} per layout, at most {max_kernels} kernels, seed 43"}
-n_rows = 0
-with open(dst, "w") as f:
-    f.write(json.dumps(header) + "\n")
-    for key in sorted(chosen):
-        g = groups[key]
-        for rep in range(1, reps + 1):
-            tags = dict(g["tags"], base_key=key, base_set="train", rep=rep, reps=reps, round=rnd,
-                        cublas_tflops_corpus=round(cublas.get(key, 0), 3))
-            cands = plan[key][:]
-            random.Random(zlib.crc32(f"{key}~{rep}".encode())).shuffle(cands)
-            grp = {"key": f"{key}~s{rnd}r{rep}", "m": g["m"], "n": g["n"], "k": g["k"], "layout": g["layout"],
-                   "set": "sbs", "tags": tags, "policy": "sidebyside", "budget": len(cands),
-                   "seed": rng.getrandbits(63), "whole": True}
-            f.write(json.dumps({"group": grp, "candidates": [list(c) for c in cands]}) + "\n")
-            n_rows += len(cands)
+chosen, have, taken, rng = fewtile.choose(plan, groups, quota, max_kernels, 43)
+n_rows = fewtile.write(dst, {"name": "lease43b", "created_by": "data/plans/lease43/pick43b.py",
+                             "selection": f"few-tile large-K training groups, {quota} per layout, at most {max_kernels} kernels, seed 43"},
+                       chosen, groups, plan, cublas, rnd, reps, rng)
 print(f"{len(chosen)} of {len(plan)} base groups, {n_rows} candidates, {len(have)} kernels; by layout "
       f"{dict(sorted(taken.items()))}", file=sys.stderr)
