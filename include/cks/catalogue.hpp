@@ -187,6 +187,12 @@ struct RuntimeKnobs {
 enum class KnobScope : uint8_t { catalogue, measurable };
 // The knob settings a kernel admits (a non-persistent tma_ws kernel admits only the default).
 std::vector<RuntimeKnobs> knob_settings(const KernelDesc& k, KnobScope scope = KnobScope::catalogue);
+// `knobs` with reduction `r` where kernel `k` has a reduction to choose (a stream-K kernel); any
+// other kernel's knobs come back as they are. The opt-in of `cks select --nondeterministic` and of
+// the runtime's nondeterministic option: at the same kernel and setting the nondeterministic
+// reduction was never slower beyond the noise (session 36, leases 45-46 on an H100: 1,530 pairs,
+// median 1.06-1.48x by decomposition; NOTES.md "Session 36").
+RuntimeKnobs with_reduction(const KernelDesc& k, RuntimeKnobs knobs, Reduction r);
 
 struct Candidate {
   uint32_t kernel;  // index into Catalogue::kernels()

@@ -93,6 +93,13 @@ typedef struct cks_runtime_options {
   const char* orientations;    /* the selector's orientations (cks_selector_create_with): "both" (swapped kernels
                                   where the transposed problem's static estimate leads) or "own";
                                   NULL: $CKS_ORIENTATIONS, else "both" */
+  int32_t nondeterministic;    /* 1: stream-K kernels run the nondeterministic reduction (the splits of a tile
+                                  add concurrently): as fast or faster at the same setting, but results may
+                                  differ in the last bits from run to run; 0: the bitwise reproducible
+                                  deterministic reduction; -1: $CKS_NONDETERMINISTIC, else 0. A tuning-file
+                                  winner timed with it is tuned again by a process without it. Added after
+                                  `orientations`: a struct_size that ends before this field (a program built
+                                  against the earlier header) is accepted and gets the default. */
 } cks_runtime_options;
 
 /* What a problem dispatched to (cks_runtime_query). Strings are NUL-terminated. */
@@ -110,8 +117,15 @@ typedef struct cks_dispatch_info {
   uint64_t calls;      /* calls of this problem in this mode on this device so far */
 } cks_dispatch_info;
 
-/* Sets every field to its default (NULL, -1) and struct_size. */
+/* Sets every field of the caller's struct, `size` bytes (its sizeof), to its default (NULL, -1)
+ * and struct_size to `size`: a library newer than the caller's header writes only the fields the
+ * caller's struct has. The macro cks_runtime_options_init(o) below passes sizeof(*o). */
+CKS_RUNTIME_API void cks_runtime_options_init_size(cks_runtime_options* options, uint32_t size);
+/* The entry point of programs built against the header before `nondeterministic` (session 36):
+ * fills that struct only (the fields before `nondeterministic`). Programs built against this
+ * header call cks_runtime_options_init_size through the macro. */
 CKS_RUNTIME_API void cks_runtime_options_init(cks_runtime_options* options);
+#define cks_runtime_options_init(options) cks_runtime_options_init_size((options), (uint32_t)sizeof(*(options)))
 
 /* Creates a runtime: checks the options and the environment, reads the bundle index and (autotune)
  * the tuning file. Touches no GPU: CUDA is first used by the first cks_gemm. options NULL: defaults. */

@@ -49,6 +49,7 @@ class RuntimeOptions {
   RuntimeOptions& select_depth(int v) { o_.select_depth = v; return *this; }
   RuntimeOptions& verbose(bool v) { o_.verbose = v ? 1 : 0; return *this; }
   RuntimeOptions& strict(bool v) { o_.strict = v ? 1 : 0; return *this; }
+  RuntimeOptions& nondeterministic(bool v) { o_.nondeterministic = v ? 1 : 0; return *this; }
   // The C struct, its strings pointing into this object.
   const cks_runtime_options* get() {
     o_.mode = mode_.set ? mode_.value.c_str() : nullptr;

@@ -21,6 +21,7 @@ class Runtime:
         autotune_host_us: int | None = None,
         autotune_lt_margin_pct: int | None = None,
         autotune_lt_margin_us: int | None = None,
+        nondeterministic: bool | None = None,
     ) -> None: ...
     def gemm(
         self, m: int, n: int, k: int, layout: str, a: int, b: int, d: int,

@@ -130,7 +130,8 @@ def configure(**options: Any) -> _runtime.Runtime:
     """Replaces the runtime: mode ("select", "autotune", "cublas"), bundle_dir, model_path,
     tuning_file, kernel_cache, compile_on_miss, compile_jobs, autotune_top, autotune_rounds,
     autotune_lt_algos, autotune_host_us, autotune_lt_margin_pct, autotune_lt_margin_us, select_depth,
-    verbose, strict (docs/library.md, "The GEMM runtime"); None keeps the default (the library's,
+    verbose, strict, nondeterministic (stream-K kernels add their splits concurrently: as fast or
+    faster, results may differ in the last bits between runs; docs/library.md, "The GEMM runtime"); None keeps the default (the library's,
     except autotune_host_us: 8, autotune_lt_margin_pct: 3 and autotune_lt_margin_us: 1 here). Besides
     those, compare_torch (default ``$CKS_TORCH_COMPARE``, else off): in autotune mode, time the
     runtime's winner against torch.matmul once per problem and process and keep torch.matmul

@@ -48,7 +48,7 @@ NB_MODULE(_runtime, m) {
            [](cks::Runtime* self, const Text& mode, const Text& bundle_dir, const Text& model_path, const Text& tuning_file,
               const Text& kernel_cache, Flag compile_on_miss, Count compile_jobs, Count autotune_top, Count autotune_rounds,
               Count select_depth, Flag verbose, Flag strict, Count autotune_lt_algos, Count autotune_host_us,
-              Count autotune_lt_margin_pct, Count autotune_lt_margin_us) {
+              Count autotune_lt_margin_pct, Count autotune_lt_margin_us, Flag nondeterministic) {
              cks::RuntimeOptions o;
              if (mode) o.mode(*mode);
              if (bundle_dir) o.bundle_dir(*bundle_dir);
@@ -66,6 +66,7 @@ NB_MODULE(_runtime, m) {
              if (autotune_host_us) o.autotune_host_us(*autotune_host_us);
              if (autotune_lt_margin_pct) o.autotune_lt_margin_pct(*autotune_lt_margin_pct);
              if (autotune_lt_margin_us) o.autotune_lt_margin_us(*autotune_lt_margin_us);
+             if (nondeterministic) o.nondeterministic(*nondeterministic);
              nb::gil_scoped_release unlocked;  // reads the bundle index and (autotune) the tuning file
              new (self) cks::Runtime(std::move(o));
            },
@@ -74,7 +75,8 @@ NB_MODULE(_runtime, m) {
            "compile_jobs"_a = nb::none(), "autotune_top"_a = nb::none(), "autotune_rounds"_a = nb::none(),
            "select_depth"_a = nb::none(), "verbose"_a = nb::none(), "strict"_a = nb::none(),
            "autotune_lt_algos"_a = nb::none(), "autotune_host_us"_a = nb::none(),
-           "autotune_lt_margin_pct"_a = nb::none(), "autotune_lt_margin_us"_a = nb::none())
+           "autotune_lt_margin_pct"_a = nb::none(), "autotune_lt_margin_us"_a = nb::none(),
+           "nondeterministic"_a = nb::none())
       // D (m x n, column-major) = alpha * A * B + beta * D in the layout's majors; a, b, d device
       // addresses, stream a cudaStream_t as an int (0: the legacy default stream).
       .def(

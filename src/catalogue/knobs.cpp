@@ -54,4 +54,9 @@ std::vector<RuntimeKnobs> knob_settings(const KernelDesc& k, KnobScope scope) {
   return out;
 }
 
+RuntimeKnobs with_reduction(const KernelDesc& k, RuntimeKnobs knobs, Reduction r) {
+  if (k.scheduler == TileSchedulerKind::stream_k) knobs.reduction = r;
+  return knobs;
+}
+
 }  // namespace cks

@@ -663,6 +663,7 @@ void register_select(CLI::App& app) {
   auto fallback = std::make_shared<std::string>();
   auto timing = std::make_shared<bool>(false);
   auto show_type = std::make_shared<bool>(false);
+  auto nondeterministic = std::make_shared<bool>(false);
   auto sel_opts = std::make_shared<SelectorOptions>();
   auto exhaustive = std::make_shared<bool>(false);
   auto fmt = std::make_shared<std::string>();
@@ -675,6 +676,10 @@ void register_select(CLI::App& app) {
                 "md: print each pick's CUTLASS C++ type as a code block after the table (csv and json always have "
                 "the cutlass_type column); it needs -DNDEBUG -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED -arch=sm_90a: "
                 "`cks emit ID --knobs KNOBS` prints the complete file");
+  cmd->add_flag("--nondeterministic", *nondeterministic,
+                "stream-K picks with the nondeterministic reduction (knobs ',x=n'; the ranking is the same): as fast "
+                "or faster at the same setting, results may differ in the last bits from run to run (opt-in; the "
+                "runtime's CKS_NONDETERMINISTIC=1)");
   add_selector_options(cmd, *sel_opts, exhaustive.get());
   add_orientation_options(cmd, *sel_opts);
   add_format(cmd, *fmt);
@@ -729,9 +734,19 @@ void register_select(CLI::App& app) {
     if (both) columns.push_back("swapped");  // not with --orientations own: its table is the one before session 31
     if (type_column) columns.push_back("cutlass_type");
     Table t(columns);
+    // The knobs printed: the ranking's, with the nondeterministic reduction on stream-K picks when asked.
+    std::vector<std::string> knobs(ranking.size());
+    for (size_t i = 0; i < ranking.size(); ++i)
+      knobs[i] = *nondeterministic ? with_reduction(KernelDesc::from_canonical(ranking[i].canonical), ranking[i].knobs,
+                                                    Reduction::nondeterministic)
+                                         .canonical()
+                                   : ranking[i].knobs_text;
+    if (*nondeterministic)
+      std::cerr << "cks: note: --nondeterministic: stream-K picks run the nondeterministic reduction (',x=n'): their "
+                   "results may differ in the last bits from run to run\n";
     for (size_t i = 0; i < ranking.size(); ++i) {
       const Selection& s = ranking[i];
-      std::vector<Cell> row{static_cast<int64_t>(i + 1), s.kernel_id, s.canonical, s.knobs_text, s.score};
+      std::vector<Cell> row{static_cast<int64_t>(i + 1), s.kernel_id, s.canonical, knobs[i], s.score};
       if (both) row.emplace_back(static_cast<int64_t>(s.swapped));
       if (type_column) row.emplace_back(one_line(cutlass_type(KernelDesc::from_canonical(s.canonical))));
       t.add_row(std::move(row));
@@ -749,8 +764,8 @@ void register_select(CLI::App& app) {
       std::cout << "\nNote: " << kTypeNote << ".\n";
       for (size_t i = 0; i < ranking.size(); ++i) {
         const std::string type = cutlass_type(KernelDesc::from_canonical(ranking[i].canonical));
-        std::cout << "\n### " << i + 1 << ". " << ranking[i].kernel_id << " (" << ranking[i].knobs_text << ")\n\n```cpp\n"
-                  << "// complete file: cks emit " << ranking[i].kernel_id << " --knobs " << ranking[i].knobs_text
+        std::cout << "\n### " << i + 1 << ". " << ranking[i].kernel_id << " (" << knobs[i] << ")\n\n```cpp\n"
+                  << "// complete file: cks emit " << ranking[i].kernel_id << " --knobs " << knobs[i]
                   << "\n// needs -DNDEBUG -DCUTE_SM90_EXTENDED_MMA_SHAPES_ENABLED -arch=sm_90a\n"
                   << type << (type.ends_with('\n') ? "" : "\n") << "```\n";
       }

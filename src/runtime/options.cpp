@@ -3,6 +3,7 @@
 
 #include "cks/selector.hpp"
 
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 #include <utility>
@@ -80,15 +81,26 @@ void init_options(cks_runtime_options* o) {
   o->struct_size = sizeof(cks_runtime_options);
   o->compile_on_miss = o->compile_jobs = o->autotune_top = o->autotune_rounds = o->select_depth = o->verbose = -1;
   o->strict = o->autotune_lt_algos = o->autotune_host_us = o->autotune_lt_margin_pct = o->autotune_lt_margin_us = -1;
+  o->nondeterministic = -1;
 }
 
 RuntimeConfig resolve_config(const cks_runtime_options* o, const EnvLookup& env) {
   cks_runtime_options defaults;
   init_options(&defaults);
   if (!o) o = &defaults;
-  if (o->struct_size != sizeof(cks_runtime_options))
+  // The struct of the header before `nondeterministic` (session 36) ends at that field: its fields
+  // are read, the later ones keep their defaults.
+  constexpr uint32_t kFirstSize = offsetof(cks_runtime_options, nondeterministic);
+  if (o->struct_size != sizeof(cks_runtime_options) && o->struct_size != kFirstSize)
     throw Error("cks_runtime_options.struct_size is " + std::to_string(o->struct_size) + ", this library's is " +
                 std::to_string(sizeof(cks_runtime_options)) + " (call cks_runtime_options_init first)");
+  cks_runtime_options full;
+  if (o->struct_size != sizeof(cks_runtime_options)) {
+    init_options(&full);
+    std::memcpy(static_cast<void*>(&full), o, o->struct_size);
+    full.struct_size = sizeof(cks_runtime_options);
+    o = &full;
+  }
   RuntimeConfig c;
   if (o->mode) {
     c.mode = parse_mode(o->mode);
@@ -117,6 +129,7 @@ RuntimeConfig resolve_config(const cks_runtime_options* o, const EnvLookup& env)
   c.compile_on_miss = switch_option(o->compile_on_miss, "compile_on_miss", "CKS_COMPILE", true, env);
   c.verbose = switch_option(o->verbose, "verbose", "CKS_RUNTIME_VERBOSE", false, env);
   c.strict = switch_option(o->strict, "strict", "CKS_STRICT", false, env);
+  c.nondeterministic = switch_option(o->nondeterministic, "nondeterministic", "CKS_NONDETERMINISTIC", false, env);
   c.compile_jobs = count_option(o->compile_jobs, 1, 1, "compile_jobs");
   c.autotune_top = count_option(o->autotune_top, 4, 0, "autotune_top");
   c.autotune_rounds = count_option(o->autotune_rounds, 5, 1, "autotune_rounds");

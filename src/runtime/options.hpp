@@ -39,6 +39,7 @@ struct RuntimeConfig {
   int select_depth = 1;
   bool verbose = false;
   bool strict = false;  // calls the kernels cannot run are errors (select, autotune), not cuBLASLt calls
+  bool nondeterministic = false;  // stream-K picks run the nondeterministic reduction (opt-in)
 };
 
 // The environment as the runtime reads it (getenv in the library, a map in the tests);

@@ -220,3 +220,29 @@ TEST(CatalogueKnobs, ReductionIsWrittenOnlyWhenNondeterministic) {
                           "r=n,s=1,d=sk,k=4,y=n"})
     EXPECT_THROW(RuntimeKnobs::from_canonical(bad), Error) << bad;
 }
+
+// The opt-in of `cks select --nondeterministic` and the runtime: stream-K kernels take the
+// nondeterministic reduction at any setting; a kernel without a reduction keeps its knobs.
+TEST(CatalogueKnobs, WithReductionChangesStreamKKernelsOnly) {
+  const Catalogue& cat = Catalogue::get(Layout::tn);
+  size_t stream_k = 0, other = 0;
+  for (const Candidate& c : cat.candidates()) {
+    const KernelDesc& k = cat.kernels()[c.kernel];
+    const RuntimeKnobs nd = with_reduction(k, c.knobs, Reduction::nondeterministic);
+    if (k.scheduler == TileSchedulerKind::stream_k) {
+      ++stream_k;
+      EXPECT_EQ(nd.reduction, Reduction::nondeterministic);
+      EXPECT_EQ(nd.canonical(), c.knobs.canonical() + ",x=n");
+      EXPECT_EQ(with_reduction(k, nd, Reduction::deterministic), c.knobs);
+      // A measurable setting: plans and `cks emit` take it.
+      const auto settings = knob_settings(k, KnobScope::measurable);
+      EXPECT_NE(std::find(settings.begin(), settings.end(), nd), settings.end()) << nd.canonical();
+    } else {
+      ++other;
+      EXPECT_EQ(nd, c.knobs);
+    }
+    if (stream_k > 200 && other > 200) break;
+  }
+  EXPECT_GT(stream_k, 0u);
+  EXPECT_GT(other, 0u);
+}

@@ -69,6 +69,34 @@ TEST(ModelsCli, FallbackStaticRanksByTheStaticScoreEvenWithAModel) {
                "--fallback static ranks without a model");
 }
 
+// --nondeterministic: the same ranking, stream-K picks with ",x=n" (the static score ranks stream-K
+// kernels first in this few-tile, large-K problem), the others as they are, and a note on stderr.
+TEST(ModelsCli, NondeterministicMarksStreamKPicksOnly) {
+  const std::string args = "select --m 64 --n 256 --k 8192 --layout tn --fallback static --top 40 --format json";
+  const test::CliResult det = run_cks(args);
+  const test::CliResult nd = run_cks(args + " --nondeterministic");
+  ASSERT_EQ(det.exit_code, 0) << det.err;
+  ASSERT_EQ(nd.exit_code, 0) << nd.err;
+  const auto a = nlohmann::json::parse(det.out), b = nlohmann::json::parse(nd.out);
+  ASSERT_EQ(a.size(), b.size());
+  size_t stream_k = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(a[i]["kernel_id"], b[i]["kernel_id"]);
+    EXPECT_EQ(a[i]["score"], b[i]["score"]);
+    const std::string knobs = a[i]["knobs"];
+    EXPECT_EQ(knobs.find("x=n"), std::string::npos);
+    if (a[i]["canonical"].get<std::string>().find("+stream_k") != std::string::npos) {
+      ++stream_k;
+      EXPECT_EQ(b[i]["knobs"], knobs + ",x=n");
+    } else {
+      EXPECT_EQ(b[i]["knobs"], knobs);
+    }
+  }
+  EXPECT_GT(stream_k, 0u);
+  EXPECT_NE(nd.err.find("nondeterministic reduction"), std::string::npos);
+  EXPECT_EQ(det.err.find("nondeterministic reduction"), std::string::npos);
+}
+
 TEST(ModelsCli, BadInputIsOneClearErrorLine) {
   expect_error("select --m 0 --n 64 --k 64 --layout tn --fallback static", "M must be positive");
   expect_error("select --m 64 --n 64 --k 64 --layout xy --fallback static", "unknown layout 'xy'");

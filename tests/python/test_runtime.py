@@ -39,6 +39,11 @@ def test_host_cost_option(tmp_path: Path) -> None:
         make(tmp_path, autotune_host_us=5000)
 
 
+def test_nondeterministic_option(tmp_path: Path) -> None:
+    assert json.loads(make(tmp_path).describe())["nondeterministic"] is False
+    assert json.loads(make(tmp_path, nondeterministic=True).describe())["nondeterministic"] is True
+
+
 def test_errors_are_one_line(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError, match=r"^unknown mode 'fastest' \(expected select, autotune or cublas\)$"):
         make(tmp_path, mode="fastest")

@@ -2,6 +2,7 @@
 // (runtime/options.hpp): pure functions, no GPU.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <map>
 #include <tuple>
 
@@ -185,6 +186,34 @@ TEST(RuntimeOptions, BadValuesAreOneClearLine) {
   o.mode = "a\nb";
   EXPECT_EQ(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }),
             "unknown mode 'a\\nb' (expected select, autotune or cublas)");
+}
+
+// The opt-in nondeterministic reduction: off by default, $CKS_NONDETERMINISTIC over that, the option
+// over both; a program built against the header before the field (struct_size ending there) gets
+// the default or the environment's, and its other fields are read.
+TEST(RuntimeOptions, NondeterministicIsOptInAndOlderStructsStillRead) {
+  EXPECT_FALSE(resolve_config(nullptr, env_of({{"HOME", "/h"}})).nondeterministic);
+  EXPECT_TRUE(resolve_config(nullptr, env_of({{"HOME", "/h"}, {"CKS_NONDETERMINISTIC", "1"}})).nondeterministic);
+  cks_runtime_options o = defaults();
+  o.nondeterministic = 0;
+  EXPECT_FALSE(resolve_config(&o, env_of({{"HOME", "/h"}, {"CKS_NONDETERMINISTIC", "1"}})).nondeterministic);
+  o.nondeterministic = 1;
+  EXPECT_TRUE(resolve_config(&o, env_of({{"HOME", "/h"}})).nondeterministic);
+  EXPECT_NE(error_of([] { resolve_config(nullptr, env_of({{"HOME", "/h"}, {"CKS_NONDETERMINISTIC", "yes"}})); })
+                .find("CKS_NONDETERMINISTIC"),
+            std::string::npos);
+  o = defaults();
+  o.nondeterministic = 1;  // beyond the older struct: never read
+  o.strict = 1;
+  o.orientations = "own";
+  o.struct_size = offsetof(cks_runtime_options, nondeterministic);
+  RuntimeConfig c = resolve_config(&o, env_of({{"HOME", "/h"}}));
+  EXPECT_FALSE(c.nondeterministic);
+  EXPECT_TRUE(c.strict);
+  EXPECT_EQ(c.orientations, "own");
+  EXPECT_TRUE(resolve_config(&o, env_of({{"HOME", "/h"}, {"CKS_NONDETERMINISTIC", "1"}})).nondeterministic);
+  o.struct_size = offsetof(cks_runtime_options, nondeterministic) - 8;
+  EXPECT_NE(error_of([&] { resolve_config(&o, env_of({{"HOME", "/h"}})); }).find("struct_size is"), std::string::npos);
 }
 
 TEST(RuntimeOptions, ModesRoundTrip) {

@@ -129,6 +129,61 @@ std::string fake_bundle(const std::string& dir) {
 }  // namespace
 
 #ifdef CKS_HAVE_RUNTIME
+// The options struct grew a field (nondeterministic, session 36): a program built against the
+// earlier header calls the exported cks_runtime_options_init, which writes only the earlier struct
+// (nothing past it), and cks_runtime_create accepts that struct_size; this header's macro passes
+// sizeof(*o), so the new field is written and read.
+constexpr const char* kOptionsAbiProgram = R"(#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <cks/runtime.h>
+
+int main(void) {
+  unsigned char buf[sizeof(cks_runtime_options) + 16];
+  cks_runtime_options* o = (cks_runtime_options*)buf;
+  const size_t first = offsetof(cks_runtime_options, nondeterministic);
+  cks_runtime_handle rt = NULL;
+  const char* json = NULL;
+  size_t i, untouched = 0;
+  memset(buf, 0xAB, sizeof buf);
+  (cks_runtime_options_init)(o);
+  for (i = first; i < sizeof buf; ++i) untouched += buf[i] == 0xAB;
+  printf("old-init %u %d %d\n", (unsigned)(o->struct_size == first), (int)(untouched == sizeof buf - first),
+         (int)o->strict);
+  o->tuning_file = "/nonexistent/tuning.csv";
+  o->kernel_cache = "/nonexistent/kernels";
+  if (cks_runtime_create(o, &rt) != 0) { printf("old-create-error %s\n", cks_runtime_last_error()); return 1; }
+  cks_runtime_describe(rt, &json);
+  printf("old-describe %s\n", strstr(json, "\"nondeterministic\":false") ? "deterministic" : json);
+  cks_runtime_free(rt);
+  cks_runtime_options_init(o);
+  printf("new-init %u %d\n", (unsigned)(o->struct_size == sizeof(cks_runtime_options)), (int)o->nondeterministic);
+  o->tuning_file = "/nonexistent/tuning.csv";
+  o->kernel_cache = "/nonexistent/kernels";
+  o->nondeterministic = 1;
+  if (cks_runtime_create(o, &rt) != 0) { printf("new-create-error %s\n", cks_runtime_last_error()); return 1; }
+  cks_runtime_describe(rt, &json);
+  printf("new-describe %s\n", strstr(json, "\"nondeterministic\":true") ? "nondeterministic" : json);
+  cks_runtime_free(rt);
+  return 0;
+}
+)";
+
+TEST(RuntimeLibrary, OptionsOfAnEarlierHeaderAreStillRead) {
+  cks::compile_test::ScratchDir dir;
+  std::ofstream(dir.path() + "/abi.c") << kOptionsAbiProgram;
+  const RunResult cc = run({"cc", "-std=c99", "-Wall", "-Wextra", "-pedantic", "-Werror", "-I" CKS_SOURCE_DIR "/include",
+                            dir.path() + "/abi.c", "-o", dir.path() + "/abi", "-L" CKS_BUILD_DIR "/lib",
+                            "-Wl,-rpath," CKS_BUILD_DIR "/lib", "-lcks_runtime"});
+  ASSERT_TRUE(cc.ok()) << cc.output;
+  const RunResult r = run({"env", "-u", "CKS_NONDETERMINISTIC", "-u", "CKS_MODE", dir.path() + "/abi"});
+  ASSERT_TRUE(r.ok()) << r.output;
+  EXPECT_EQ(line_with(r.output, "old-init "), "old-init 1 1 -1") << r.output;
+  EXPECT_EQ(line_with(r.output, "old-describe "), "old-describe deterministic") << r.output;
+  EXPECT_EQ(line_with(r.output, "new-init "), "new-init 1 -1") << r.output;
+  EXPECT_EQ(line_with(r.output, "new-describe "), "new-describe nondeterministic") << r.output;
+}
+
 TEST(RuntimeLibrary, ExportsOnlyTheCApi) {
   const std::string lib = CKS_BUILD_DIR "/lib/libcks_runtime.so";
   ASSERT_TRUE(fs::exists(lib));
@@ -142,7 +197,7 @@ TEST(RuntimeLibrary, ExportsOnlyTheCApi) {
     names.insert(name);
     EXPECT_EQ(name.rfind("cks_", 0), 0u) << "exported: " << line;
   }
-  for (const char* f : {"cks_runtime_options_init", "cks_runtime_create", "cks_runtime_free", "cks_runtime_set_mode",
+  for (const char* f : {"cks_runtime_options_init", "cks_runtime_options_init_size", "cks_runtime_create", "cks_runtime_free", "cks_runtime_set_mode",
                         "cks_runtime_get_mode", "cks_gemm", "cks_runtime_query", "cks_runtime_wait_compiles",
                         "cks_runtime_describe", "cks_runtime_last_error"})
     EXPECT_TRUE(names.count(f)) << f;

@@ -3,6 +3,9 @@
 // thread-local one-line message.
 #include "cks/runtime.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -35,8 +38,18 @@ cks::rt::Engine& engine(cks_runtime_handle h) {
 
 extern "C" {
 
-void cks_runtime_options_init(cks_runtime_options* options) {
-  if (options) cks::rt::init_options(options);
+void cks_runtime_options_init_size(cks_runtime_options* options, uint32_t size) {
+  if (!options) return;
+  cks_runtime_options full;
+  cks::rt::init_options(&full);
+  size = std::min<uint32_t>(size, sizeof full);
+  std::memcpy(static_cast<void*>(options), &full, size);
+  if (size >= sizeof(uint32_t)) options->struct_size = size;
+}
+
+// Parenthesized: the header's function-like macro of the same name does not apply.
+void(cks_runtime_options_init)(cks_runtime_options* options) {
+  cks_runtime_options_init_size(options, offsetof(cks_runtime_options, nondeterministic));
 }
 
 int cks_runtime_create(const cks_runtime_options* options, cks_runtime_handle* out) {

@@ -381,7 +381,7 @@ std::vector<Candidate> Engine::ranking(const Call& c, size_t depth, std::string&
         out.push_back({p.kernel_id, k.canonical, p.knobs, p.rank, p.variant});
       }
       note = "the bundle's ranking";
-      return out;
+      return with_reduction(std::move(out));
     }
   }
   {
@@ -407,7 +407,18 @@ std::vector<Candidate> Engine::ranking(const Call& c, size_t depth, std::string&
   }
   for (uint32_t i = 0; i < got; ++i) out.push_back({sel[i].kernel_id, sel[i].canonical, sel[i].knobs, static_cast<int>(i + 1), false});
   note = "the model's ranking";
-  return out;
+  return with_reduction(std::move(out));
+}
+
+// The opt-in nondeterministic reduction (RuntimeConfig::nondeterministic) on the ranking's stream-K
+// candidates; the others, and every candidate without the option, as they are.
+std::vector<Candidate> Engine::with_reduction(std::vector<Candidate> ranked) const {
+  if (!config_.nondeterministic) return ranked;
+  for (auto& cand : ranked)
+    cand.knobs = cks::with_reduction(KernelDesc::from_canonical(cand.canonical), RuntimeKnobs::from_canonical(cand.knobs),
+                                     Reduction::nondeterministic)
+                     .canonical();
+  return ranked;
 }
 
 std::unique_ptr<Engine::Choice> Engine::cublas_choice(std::string reason) const {
@@ -797,6 +808,9 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
         ch->tuned_us = rec.us;
         ch->cublas_us = rec.cublas_us;
         return ch;
+      } else if (!config_.nondeterministic && RuntimeKnobs::from_canonical(rec.knobs).reduction != Reduction::deterministic) {
+        note += "; the tuning file's winner " + rec.winner + " (" + rec.knobs +
+                ") runs the nondeterministic reduction, which this runtime is not set to: tuning again";
       } else {
         std::string canonical;
         if (bundle_ && bundle_->kernels.count(rec.winner)) canonical = bundle_->kernels.at(rec.winner).canonical;
@@ -1185,7 +1199,8 @@ std::string Engine::describe() const {
                    {"autotune_lt_margin_pct", config_.autotune_lt_margin_pct},
                    {"autotune_lt_margin_us", config_.autotune_lt_margin_us},
                    {"select_depth", config_.select_depth},
-                   {"strict", config_.strict}};
+                   {"strict", config_.strict},
+                   {"nondeterministic", config_.nondeterministic}};
   if (bundle_) {
     size_t ok = 0;
     for (const auto& [id, k] : bundle_->kernels) ok += k.ok();

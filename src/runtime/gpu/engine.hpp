@@ -102,6 +102,8 @@ class Engine {
   Entry& entry(const Key& key);
   void resolve(Entry& e, const Call& c);
   std::vector<Candidate> ranking(const Call& c, size_t depth, std::string& note);
+  // The ranking with the opt-in nondeterministic reduction applied (config_.nondeterministic).
+  std::vector<Candidate> with_reduction(std::vector<Candidate> ranked) const;
   // The candidate as a runnable kernel choice, or nullptr with `why` (not bundled, compiling, ...).
   // `compile`: start compiling a pick no bundle holds (select and autotune); *compiling says it did.
   std::unique_ptr<Choice> kernel_choice(const Candidate& cand, const Call& c, Source source, std::string& why,
