@@ -2,9 +2,20 @@
 reduction): the training groups with at most 16 output tiles of 128x128 and K >= 4096 and their
 fastest measured kernels; the round-robin choice of base groups within a kernel budget; the
 side-by-side plan file; and, for the reads, each candidate's median over its repetitions.
-Imported by data/plans/lease43/pick43b.py, read43b.py and data/plans/lease45/pick45.py, read45.py.
+Imported by data/plans/lease43/pick43b.py, read43b.py, data/plans/lease45/pick45.py, read45.py,
+data/plans/lease46/pick46.py and data/plans/lease47/pick47.py.
 """
-import collections, datetime, json, math, random, sqlite3, statistics, zlib
+import collections, csv, datetime, json, math, os, random, sqlite3, statistics, subprocess, zlib
+
+
+def catalogue_show(ref):
+    """`cks catalogue show REF` (a kernel ID or canonical descriptor, swapped kernels included) as
+    {field: value}; $CKS or build/bin/cks. Exits with cks's error line when REF is not a kernel."""
+    out = subprocess.run([os.environ.get("CKS", "build/bin/cks"), "catalogue", "show", ref, "--format", "csv"],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise SystemExit(f"{ref}: {out.stderr.strip()}")
+    return {r[0]: r[1] for r in csv.reader(out.stdout.splitlines()) if len(r) > 1}
 
 
 def load(reg):

@@ -19,7 +19,10 @@ Kernels of other schedulers have no reduction and are kept as they are.
 REG: the merged corpus; CATALOGUE.csv: `cks catalogue list --layout all --format csv` (id ->
 scheduler; swapped kernels, not listed there, through `cks catalogue show`, $CKS or build/bin/cks).
 """
-import collections, csv, json, math, os, random, sqlite3, subprocess, sys, zlib
+import collections, csv, json, math, os, random, sqlite3, sys, zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import fewtile  # noqa: E402  (data/plans/fewtile.py: catalogue_show)
 
 reg, cat_csv, dst, rnd, reps = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5])
 _sched = {r["id"]: r["scheduler"] for r in csv.DictReader(open(cat_csv))}
@@ -27,9 +30,7 @@ _sched = {r["id"]: r["scheduler"] for r in csv.DictReader(open(cat_csv))}
 
 def scheduler(kid):
     if kid not in _sched:
-        out = subprocess.run([os.environ.get("CKS", "build/bin/cks"), "catalogue", "show", kid, "--format", "csv"],
-                             capture_output=True, text=True, check=True).stdout
-        _sched[kid] = next((r[1] for r in csv.reader(out.splitlines()) if len(r) > 1 and r[0] == "scheduler"), "")
+        _sched[kid] = fewtile.catalogue_show(kid).get("scheduler", "")
     return _sched[kid]
 
 

@@ -20,22 +20,18 @@ share). Training groups only; groups round robin over the layouts.
 
     pick47.py REG OUT.jsonl [ROUND] [REPS]     ($CKS: the cks binary, default build/bin/cks)
 """
-import collections, csv, json, os, random, sqlite3, subprocess, sys
+import collections, json, os, sqlite3, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import fewtile  # noqa: E402  (the side-by-side plan writer)
+import fewtile  # noqa: E402  (the side-by-side plan writer, catalogue_show)
 
 reg, dst = sys.argv[1], sys.argv[2]
 rnd = int(sys.argv[3]) if len(sys.argv) > 3 else 110
 reps = int(sys.argv[4]) if len(sys.argv) > 4 else 2
-cks = os.environ.get("CKS", "build/bin/cks")
 
 
 def kernel_id(canonical):
-    out = subprocess.run([cks, "catalogue", "show", canonical, "--format", "csv"], capture_output=True, text=True)
-    if out.returncode != 0:
-        raise SystemExit(f"pick47.py: {canonical}: {out.stderr.strip()}")
-    return next(r[1] for r in csv.reader(out.stdout.splitlines()) if len(r) > 1 and r[0] == "id")
+    return fewtile.catalogue_show(canonical)["id"]
 
 
 db = sqlite3.connect(f"file:{reg}?mode=ro", uri=True)
