@@ -199,7 +199,7 @@ class Registry {
   std::unique_ptr<Impl> impl_;
 };
 
-// Merge registries (or compressed shards, *.db.xz or *.db.gz) into `dest` without duplicates.
+// Merge registries (or shards, *.db.xz, *.db.gz or *.cols.xz) into `dest` without duplicates.
 struct MergeStats { long runs = 0, groups = 0, kernels = 0, measurements = 0, plan_items = 0, profiles = 0; };
 // Runs, kernels (ok preferred, then newest updated_at), groups (key+set), plan items and
 // measurements (uuid) are keyed on natural keys, so merging the same source twice adds
@@ -210,9 +210,10 @@ struct MergeStats { long runs = 0, groups = 0, kernels = 0, measurements = 0, pl
 MergeStats merge_registries(const std::string& dest, const std::vector<std::string>& sources, bool plan_items = true);
 
 // Committed data is immutable shards (a VACUUMed registry compressed with xz, or with gzip before
-// session 14: `compression` "xz" or "gz"), merged when read. Writes
-// `<out_dir>/<YYYYMMDD>_<uuid8>.db.xz` named after the registry's latest run; refuses to overwrite
-// an existing shard (of either compression). Returns the shard's path.
+// session 14: `compression` "xz" or "gz"; or, since session 37, "cols": its columns as JSON lines
+// compressed with xz, `.cols.xz`, about half the size, src/registry/columnar.hpp), merged when
+// read. Writes `<out_dir>/<YYYYMMDD>_<uuid8>.db.xz` (.db.gz, .cols.xz) named after the registry's
+// latest run; refuses to overwrite an existing shard (in any form). Returns the shard's path.
 // `compact`: the measurement values rounded to what they can tell (mean and TFLOP/s 6 significant
 // digits, the standard deviation and the result error 3, power to 0.1 W) and their timestamps to
 // the second, so the shard compresses ~28 % smaller (lease 44's: 150 -> 108 KB); every row, key,
@@ -246,12 +247,13 @@ struct DataSourceOptions {
   bool rebuild = false;
 };
 
-// Data to read: a registry file used in place, or a directory whose shards (*.db.xz, *.db.gz) are merged
+// Data to read: a registry file used in place, or a directory whose shards (*.db.xz, *.db.gz, *.cols.xz) are merged
 // into one registry. The merge is the same either way (the largest shard, decompressed, is the
 // base; the others are merged into it by size then name); its result is an entry of the corpus
 // cache, built on first use and reused while the shard set is the same, or, with the cache off
 // or unusable, a temporary registry deleted with this object (or by a stop signal). Every shard
-// must be a valid xz or gzip stream of a cks registry: an empty, truncated or foreign shard is an error.
+// must be a valid xz or gzip stream of a cks registry (or of its columns): an empty, truncated or
+// foreign shard is an error.
 // Open path() with RegistryOptions::read_only.
 class DataSource {
  public:
@@ -280,7 +282,7 @@ class DataSource {
 // $CKS_CORPUS_CACHE when set ("off" disables the cache), else $XDG_CACHE_HOME/cks/corpus, else
 // $HOME/.cache/cks/corpus; "" when off or when neither variable is set.
 std::string corpus_cache_dir();
-// The shards (*.db.xz, *.db.gz) of a shard directory, sorted by name (throws Error when there is none).
+// The shards (*.db.xz, *.db.gz, *.cols.xz) of a shard directory, sorted by name (throws Error when there is none).
 std::vector<std::string> shard_files(const std::string& dir);
 // 16 hex digits: a hash of the sorted shard names, their sizes and the CRC-32 of their bytes, and
 // the schema version the merge produces. The same shard set gives the same key anywhere.

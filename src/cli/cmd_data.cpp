@@ -145,7 +145,15 @@ void register_pack(CLI::App* data) {
   cmd->add_flag("--compact", *compact,
                 "round the measured values to what they can tell (mean and TFLOP/s 6 significant digits, std and "
                 "error 3, power 0.1 W) and timestamps to the second: ~28 % smaller shards, every row and key kept");
-  cmd->callback([registry, out_dir, parts, compression, by_run, compact] {
+  auto columnar = std::make_shared<bool>(false);
+  cmd->add_flag("--columnar", *columnar,
+                "write the registry's columns (a .cols.xz shard: JSON lines, one per column, then xz) instead of its "
+                "SQLite file: lossless, ~2x smaller (lease 44 compacted: 108 -> 50 KB); read like any shard");
+  cmd->callback([registry, out_dir, parts, compression, by_run, compact, columnar] {
+    if (*columnar) {
+      if (*compression != "xz") throw Error("--columnar shards are always xz (.cols.xz): drop --compression " + *compression);
+      *compression = "cols";
+    }
     if (*by_run) {
       if (*parts != 1) throw Error("--by-run and --parts cannot be combined (a run's shard is one file)");
       const PackByRun r = pack_shards_by_run(*registry, *out_dir, *compression, *compact);

@@ -52,13 +52,13 @@ inline void add_problem(CLI::App* cmd, ProblemOpts& p, bool with_preset = true) 
   if (with_preset) cmd->add_option("--preset", p.preset, "hardware preset")->capture_default_str();
 }
 // Where a reading command takes its data (the convention of `cks data`, `train`, `eval`):
-// --registry DB, or --data DIR of shards (*.db.xz, *.db.gz) merged when read (default data/shards).
+// --registry DB, or --data DIR of shards (*.db.xz, *.db.gz, *.cols.xz) merged when read (default data/shards).
 struct SourceOpts {
   std::string registry, data;
 };
 inline void add_source(CLI::App* cmd, SourceOpts& o) {
   auto* r = cmd->add_option("--registry", o.registry, "a registry file (.db)");
-  auto* d = cmd->add_option("--data", o.data, "a directory of shards (*.db.xz, *.db.gz), merged when read (default data/shards)");
+  auto* d = cmd->add_option("--data", o.data, "a directory of shards (*.db.xz, *.db.gz, *.cols.xz), merged when read (default data/shards)");
   r->excludes(d);
 }
 

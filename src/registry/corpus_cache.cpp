@@ -202,7 +202,7 @@ std::vector<std::string> shard_files(const std::string& dir) {
   std::vector<std::string> shards;
   for (const auto& e : fs::directory_iterator(dir))
     if (e.is_regular_file() && reg::is_shard_name(e.path().filename().string())) shards.push_back(e.path().string());
-  if (shards.empty()) throw Error("no shards (*.db.xz, *.db.gz) in '" + dir + "'");
+  if (shards.empty()) throw Error("no shards (*.db.xz, *.db.gz, *.cols.xz) in '" + dir + "'");
   std::sort(shards.begin(), shards.end());
   return shards;
 }

@@ -58,7 +58,7 @@ std::vector<std::pair<std::string, std::string>> merge_statements(sqlite3* db, b
   return out;
 }
 
-// A source ready to ATTACH: a .db.xz or .db.gz is decompressed, an older schema migrated, both on a
+// A source ready to ATTACH: a shard (.db.xz, .db.gz, .cols.xz) is decoded, an older schema migrated, both on a
 // temporary copy (sources are never modified: a .db source is only ever opened read-only).
 struct PreparedSource {
   std::string path;

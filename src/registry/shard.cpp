@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cks/registry.hpp"
+#include "registry/columnar.hpp"
 #include "registry/schema.hpp"
 #include "registry/sqlite_util.hpp"
 
@@ -28,18 +29,52 @@ std::string shard_stem(sqlite3* db, const std::string& registry_path) {
   return run_stem(s.col_text(0), s.col_text(1));
 }
 
-// The shard at `shard` (either compression) exists.
-bool shard_exists(const std::string& shard) {
-  const bool xz = shard.size() > 3 && shard.compare(shard.size() - 3, 3, ".xz") == 0;
-  return reg::file_exists(shard) || reg::file_exists(shard.substr(0, shard.size() - 2) + (xz ? "gz" : "xz"));
+// A shard's file name suffix by `compression`: "xz" and "gz" compress the SQLite file, "cols"
+// writes its columns (registry/columnar.hpp).
+std::string shard_extension(const std::string& compression) {
+  if (compression == "xz" || compression == "gz") return ".db." + compression;
+  if (compression == "cols") return ".cols.xz";
+  throw Error("shard compression must be 'xz', 'gz' or 'cols' (got '" + compression + "')");
+}
+
+// The same shard in every form: a run is packed once, whichever form it took.
+std::vector<std::string> shard_forms(const std::string& shard) {
+  for (const char* ext : {".db.xz", ".db.gz", ".cols.xz"}) {
+    if (reg::ends_with(shard, ext)) {
+      const std::string stem = shard.substr(0, shard.size() - std::strlen(ext));
+      return {stem + ".db.xz", stem + ".db.gz", stem + ".cols.xz"};
+    }
+  }
+  return {shard};
+}
+
+// The path of the shard `shard` in any form if one exists, else "".
+std::string existing_form(const std::string& shard) {
+  for (const std::string& form : shard_forms(shard))
+    if (reg::file_exists(form)) return form;
+  return "";
 }
 
 // Compresses the temporary registry copy into `shard`, never replacing one.
 void write_shard(const std::string& copy, const std::string& shard, const std::string& compression) {
   auto refuse = [&] { return Error("shard '" + shard + "' already exists (shards are immutable: pack a new run instead)"); };
   AtomicOutput out(shard);
-  if (compression == "xz") reg::xz_file(copy, out.temp_path(), 9);
-  else reg::gzip_file(copy, out.temp_path());
+  if (compression == "xz") {
+    reg::xz_file(copy, out.temp_path(), 9);
+  } else if (compression == "cols") {
+    TempPath text = make_temp("", "cks-cols-", ".jsonl");
+    sqlite3* db = reg::open_db(copy, SQLITE_OPEN_READONLY);
+    try {
+      reg::write_columnar(db, text.path());
+    } catch (...) {
+      reg::close_db(db);
+      throw;
+    }
+    reg::close_db(db);
+    reg::xz_file(text.path(), out.temp_path(), 9);
+  } else {
+    reg::gzip_file(copy, out.temp_path());
+  }
   // link() fails if the shard appeared meanwhile, so a shard is never replaced.
   if (reg::file_exists(shard)) throw refuse();
   try {
@@ -90,9 +125,7 @@ std::vector<std::string> pack_shards(const std::string& registry_path, const std
                                      const std::string& compression, bool compact) {
   namespace fs = std::filesystem;
   if (parts < 1) throw Error("a registry is packed into at least one shard");
-  if (compression != "xz" && compression != "gz")
-    throw Error("shard compression must be 'xz' or 'gz' (got '" + compression + "')");
-  const std::string ext = ".db." + compression;
+  const std::string ext = shard_extension(compression);
   RegistryOptions opts;
   opts.read_only = true;  // packing only reads the registry
   Registry r(registry_path, opts);
@@ -108,12 +141,9 @@ std::vector<std::string> pack_shards(const std::string& registry_path, const std
   auto refuse = [](const std::string& shard) {
     return Error("shard '" + shard + "' already exists (shards are immutable: pack a new run instead)");
   };
-  // The same run packed with the other compression is the same shard.
-  for (const auto& shard : shards) {
-    const std::string twin = shard.substr(0, shard.size() - 2) + (compression == "xz" ? "gz" : "xz");
-    if (reg::file_exists(shard)) throw refuse(shard);
-    if (reg::file_exists(twin)) throw refuse(twin);
-  }
+  // The same run packed in another form is the same shard.
+  for (const auto& shard : shards)
+    if (const std::string existing = existing_form(shard); !existing.empty()) throw refuse(existing);
 
   // Group keys dealt round-robin (sorted) over the parts; every part keeps all runs and kernels.
   std::vector<std::string> keys;
@@ -143,8 +173,7 @@ std::vector<std::string> pack_shards(const std::string& registry_path, const std
 PackByRun pack_shards_by_run(const std::string& registry_path, const std::string& out_dir, const std::string& compression,
                              bool compact) {
   namespace fs = std::filesystem;
-  if (compression != "xz" && compression != "gz")
-    throw Error("shard compression must be 'xz' or 'gz' (got '" + compression + "')");
+  const std::string ext = shard_extension(compression);
   RegistryOptions opts;
   opts.read_only = true;
   Registry r(registry_path, opts);
@@ -164,12 +193,11 @@ PackByRun pack_shards_by_run(const std::string& registry_path, const std::string
   std::error_code ec;
   fs::create_directories(out_dir, ec);
   if (ec) throw Error("cannot create '" + out_dir + "': " + ec.message());
-  const std::string ext = ".db." + compression;
   PackByRun result;
   std::vector<const Run*> todo;
   for (const Run& run : runs) {
     const std::string shard = (fs::path(out_dir) / (run.stem + ext)).string();
-    if (shard_exists(shard)) result.skipped.push_back({run.uuid, shard});
+    if (const std::string existing = existing_form(shard); !existing.empty()) result.skipped.push_back({run.uuid, existing});
     else todo.push_back(&run);
   }
   for (size_t i = 0; i < todo.size(); ++i) {

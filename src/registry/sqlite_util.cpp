@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "cks/common.hpp"
+#include "registry/columnar.hpp"
 
 namespace cks::reg {
 
@@ -339,11 +340,20 @@ void unxz_file(const std::string& src, const std::string& dest) {
   out.f = nullptr;
 }
 
-bool is_shard_name(std::string_view name) { return ends_with(name, ".db.gz") || ends_with(name, ".db.xz"); }
+bool is_shard_name(std::string_view name) {
+  return ends_with(name, ".db.gz") || ends_with(name, ".db.xz") || ends_with(name, ".cols.xz");
+}
 
 void decompress_shard(const std::string& src, const std::string& dest) {
-  if (ends_with(src, ".xz")) unxz_file(src, dest);
-  else gunzip_file(src, dest);
+  if (ends_with(src, ".cols.xz")) {
+    TempPath text = make_temp("", "cks-cols-", ".jsonl");
+    unxz_file(src, text.path());
+    read_columnar(text.path(), dest, src);
+  } else if (ends_with(src, ".xz")) {
+    unxz_file(src, dest);
+  } else {
+    gunzip_file(src, dest);
+  }
 }
 
 bool ends_with(std::string_view s, std::string_view suffix) {

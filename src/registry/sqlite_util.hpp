@@ -128,9 +128,10 @@ void gunzip_file(const std::string& src, const std::string& dest);
 void xz_file(const std::string& src, const std::string& dest, uint32_t preset);
 // The same errors as gunzip_file for an empty, foreign, truncated or corrupt stream.
 void unxz_file(const std::string& src, const std::string& dest);
-// A shard's file name: *.db.gz or *.db.xz.
+// A shard's file name: *.db.gz, *.db.xz or *.cols.xz (columnar, registry/columnar.hpp).
 bool is_shard_name(std::string_view name);
-// gunzip_file or unxz_file, by the name's suffix.
+// The shard's registry at `dest`: gunzip_file or unxz_file, by the name's suffix, or for a
+// columnar shard unxz_file and read_columnar.
 void decompress_shard(const std::string& src, const std::string& dest);
 bool ends_with(std::string_view s, std::string_view suffix);
 

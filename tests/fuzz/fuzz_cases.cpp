@@ -17,6 +17,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <zlib.h>
+#include <lzma.h>
 
 #include <algorithm>
 #include <atomic>
@@ -99,6 +100,15 @@ std::string gzip(std::string_view bytes) {
   deflate(&z, Z_FINISH);
   out.resize(z.total_out);
   deflateEnd(&z);
+  return out;
+}
+
+std::string xz(std::string_view bytes) {
+  std::string out(lzma_stream_buffer_bound(bytes.size()), '\0');
+  size_t pos = 0;
+  lzma_easy_buffer_encode(6, LZMA_CHECK_CRC64, nullptr, reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                          reinterpret_cast<uint8_t*>(out.data()), &pos, out.size());
+  out.resize(pos);
   return out;
 }
 
@@ -557,6 +567,21 @@ struct Suite {
     std::vector<std::pair<Shard, std::string>> named;
     for (const auto& s : shards) named.push_back({s, ".db.gz"});
     for (const auto& s : shards) named.push_back({Shard{s.name + "_xz", s.bytes, s.xfail}, ".db.xz"});
+    // Columnar shards (.cols.xz): bad xz streams, and good xz streams of bad columns.
+    for (const auto& s : shards) named.push_back({Shard{s.name + "_cols", s.bytes, s.xfail}, ".cols.xz"});
+    const std::string head = R"({"format":"cks-shard-columns-1"})" "\n", end = R"({"end":"cks-shard-columns-1"})" "\n";
+    const std::vector<Shard> columns = {
+        {"cols_text", xz("hello, not columns\n"), ""},
+        {"cols_empty", xz(""), ""},
+        {"cols_headonly", xz(head), ""},
+        {"cols_noregistry", xz(head + end), ""},
+        {"cols_drop", xz(head + R"j({"table":"meta","sql":"DROP TABLE meta","columns":["x"],"rows":0})j" "\n" + end), ""},
+        {"cols_attach", xz(head + R"j({"table":"a","sql":"ATTACH 'x.db' AS x","columns":["x"],"rows":0})j" "\n" + end), ""},
+        {"cols_rows", xz(head + R"j({"table":"a","sql":"CREATE TABLE a(x)","columns":["x"],"rows":99999999999})j" "\n[1]\n" + end), ""},
+        {"cols_value", xz(head + R"j({"table":"a","sql":"CREATE TABLE a(x)","columns":["x"],"rows":1})j" "\n[[1,2]]\n" + end), ""},
+        {"cols_deep", xz(head + std::string(100000, '[') + "\n"), ""},
+    };
+    for (const auto& s : columns) named.push_back({s, ".cols.xz"});
     for (const auto& [s, ext] : named) {
       const std::string dir = sub(fx, "shards_" + s.name);
       fs::create_directories(dir);

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include "registry/registry_test_util.hpp"
@@ -169,4 +170,17 @@ TEST(RegistryCli, CompactPackRoundsValuesAndKeepsEveryRow) {
   ASSERT_EQ(merge_full.code, 0) << merge_full.err;
   EXPECT_EQ(sql_text(dir.file("full.db"), "SELECT started_at FROM measurements WHERE kernel_id != 'cublas'"),
             "2026-12-05T16:40:11.764Z");
+  // --columnar: the same rows from a .cols.xz shard, read from its directory like any shard.
+  const std::string cols_dir = dir.file("cols");
+  auto cols = cks_run(dir, "data pack --compact --columnar --registry " + path + " --out-dir " + cols_dir);
+  ASSERT_EQ(cols.code, 0) << cols.err;
+  EXPECT_TRUE(std::regex_search(cols.out, std::regex(R"(\d{8}_[0-9a-f]{8}\.cols\.xz\n$)"))) << cols.out;
+  auto merge_cols = cks_run(dir, "data merge --out " + dir.file("cols.db") + " " + cols.out.substr(0, cols.out.find('\n')));
+  ASSERT_EQ(merge_cols.code, 0) << merge_cols.err;
+  EXPECT_EQ(sql_text(dir.file("cols.db"), q), "134.142|0.107|768.434|129.6|0.00254|2026-12-05T16:40:11Z|2026-12-05T16:40:11Z|1980.0");
+  auto stats = cks_run(dir, "data stats --format csv --data " + cols_dir);
+  ASSERT_EQ(stats.code, 0) << stats.err;
+  auto gz = cks_run(dir, "data pack --columnar --compression gz --registry " + path + " --out-dir " + dir.file("gz"));
+  EXPECT_EQ(gz.code, 1);
+  EXPECT_NE(gz.err.find("--columnar shards are always xz"), std::string::npos) << gz.err;
 }
