@@ -318,6 +318,13 @@ class Model {
   virtual void add_terms(const FeatureMatrix& x, std::span<float> out, size_t begin, size_t end) const {
     throw Error("this model is not additive");
   }
+  // The terms one by one: out[r * (end - begin) + (t - begin)] = term t of row r (out.size() ==
+  // x.rows * (end - begin)). Adding them to a row's score in term order is add_terms() bit for bit,
+  // so threads can split a few rows' terms among them. false (out untouched): not available for
+  // this model, use add_terms.
+  virtual bool term_values(const FeatureMatrix& x, std::span<float> out, size_t begin, size_t end) const {
+    return false;
+  }
 
   // Model file (JSON, see docs/models.md): {"format", "kind", "objective", "schema", "hw_preset",
   // "options", "provenance", "parameters"} and, when it has any, "evidence". Written deterministically (same model, same bytes).

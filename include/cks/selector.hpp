@@ -99,9 +99,9 @@ struct SelectorOptions {
   size_t block_rows = 8192;       // candidates per scoring block (exhaustive ranking)
   int setup_threads = 0;          // threads computing the prior in prepare() (0 = every core)
   // Threads scoring one two-stage select of an additive model (XGBoost): phi and the cascade's
-  // rows are shared out in blocks to persistent workers of the selector (started on first use,
-  // parked between calls); every row is scored as on one thread, so the ranking is the same bits
-  // for any count. 0 = min(4, hardware threads); 1 = the calling thread only. A small cascade
+  // first stage are shared out in blocks of rows, its second stage in ranges of trees, to
+  // persistent workers of the selector (started on first use, parked between calls); every row is
+  // scored as on one thread, so the ranking is the same bits for any count. 0 = min(4, hardware threads); 1 = the calling thread only. A small cascade
   // stays on the calling thread, and so does a select made while another thread's select
   // holds the workers (concurrent selects are safe either way).
   int select_threads = 0;

@@ -359,9 +359,9 @@ void TreeEnsemble::compile() {
 // every tree, in tree order (XGBoost's summation order). Right iff x >= cond, or, for a missing x,
 // iff the node's default is right; "always left" nodes (+inf, default left) go left for any row,
 // since a block holds no infinity (fill_row makes them missing).
-template <int R, size_t S, bool kMissing>
-void TreeEnsemble::walk_compiled(const float* rows, size_t stride, float* acc, size_t tree_begin,
-                                 size_t tree_end) const {
+template <int R, size_t S, bool kMissing, bool kStore>
+void TreeEnsemble::walk_compiled(const float* rows, size_t stride, float* acc, size_t tree_begin, size_t tree_end,
+                                 size_t store_stride) const {
   for (size_t t = tree_begin; t < tree_end; ++t) {
     const PTree& pt = ptrees_[t];
     const PNode* nodes = pnodes_.data() + pt.nodes;
@@ -381,7 +381,11 @@ void TreeEnsemble::walk_compiled(const float* rows, size_t stride, float* acc, s
     }
     const float* leaves = pleaves_.data() + pt.leaves;
     const uint32_t inner = (1u << pt.depth) - 1;
-    for (int r = 0; r < R; ++r) acc[r] += leaves[idx[r] - inner];
+    if constexpr (kStore) {
+      for (int r = 0; r < R; ++r) acc[r * store_stride + (t - tree_begin)] = leaves[idx[r] - inner];
+    } else {
+      for (int r = 0; r < R; ++r) acc[r] += leaves[idx[r] - inner];
+    }
   }
 }
 
@@ -419,18 +423,30 @@ void TreeEnsemble::add_trees(const float* rows, size_t n, size_t cols, float* ou
   if (!compiled_) {
     add_trees_reference(rows, n, cols, out, tree_begin, tree_end);
   } else if (row_width() <= kStride) {
-    add_trees_compiled<kStride>(rows, n, cols, out, tree_begin, tree_end);
+    run_compiled<kStride, false>(rows, n, cols, out, tree_begin, tree_end);
   } else {
-    add_trees_compiled<0>(rows, n, cols, out, tree_begin, tree_end);
+    run_compiled<0, false>(rows, n, cols, out, tree_begin, tree_end);
   }
 }
 
-template <size_t S>
-void TreeEnsemble::add_trees_compiled(const float* rows, size_t n, size_t cols, float* out, size_t tree_begin,
-                                      size_t tree_end) const {
+void TreeEnsemble::tree_leaves(const float* rows, size_t n, size_t cols, float* out, size_t tree_begin,
+                               size_t tree_end) const {
+  if (!compiled_) throw Error("XGBoost model: per-tree leaves need the compiled walk");
+  if (row_width() <= kStride) {
+    run_compiled<kStride, true>(rows, n, cols, out, tree_begin, tree_end);
+  } else {
+    run_compiled<0, true>(rows, n, cols, out, tree_begin, tree_end);
+  }
+}
+
+template <size_t S, bool kStore>
+void TreeEnsemble::run_compiled(const float* rows, size_t n, size_t cols, float* out, size_t tree_begin,
+                                size_t tree_end) const {
   if (n && cols < features_) throw Error("XGBoost model: rows have fewer columns than the booster's features");
   tree_end = std::min(tree_end, trees());
   if (tree_begin >= tree_end || n == 0) return;
+  // kStore: out holds n rows of (tree_end - tree_begin) leaves; otherwise n scores, accumulated.
+  const size_t trees_out = kStore ? tree_end - tree_begin : 1;
   // Rows go in groups of up to kGroupBlocks blocks of kLanes rows (they stay in L1/L2); each
   // chunk of kChunkTrees trees is walked by every block of the group before the next chunk, so
   // that the chunk's nodes stay in cache across the blocks (measured best on the shipped model:
@@ -444,26 +460,28 @@ void TreeEnsemble::add_trees_compiled(const float* rows, size_t n, size_t cols, 
     const size_t rows_in_group = std::min(n - g, kGroupBlocks * kLanes);
     const size_t blocks = (rows_in_group + kLanes - 1) / kLanes;
     block.resize(blocks * kLanes * stride);
-    acc.resize(blocks * kLanes);
+    acc.resize(blocks * kLanes * trees_out);
     missing.assign(blocks, 0);
     // A short last block repeats its last row in the unused lanes.
     for (size_t i = 0; i < blocks * kLanes; ++i) {
       const size_t row = g + std::min(i, rows_in_group - 1);
       missing[i / kLanes] |= fill_row(rows + row * cols, cols, &block[i * stride]);
-      acc[i] = out[row];
+      if constexpr (!kStore) acc[i] = out[row];
     }
     for (size_t t = tree_begin; t < tree_end; t += kChunkTrees) {
       const size_t t_end = std::min(tree_end, t + kChunkTrees);
       for (size_t b = 0; b < blocks; ++b) {
         const float* rows_b = &block[b * kLanes * stride];
+        // kStore: the block's lanes write their rows of acc from column t - tree_begin on.
+        float* acc_b = kStore ? &acc[b * kLanes * trees_out + (t - tree_begin)] : &acc[b * kLanes];
         if (missing[b]) {
-          walk_compiled<kLanes, S, true>(rows_b, stride, &acc[b * kLanes], t, t_end);
+          walk_compiled<kLanes, S, true, kStore>(rows_b, stride, acc_b, t, t_end, trees_out);
         } else {
-          walk_compiled<kLanes, S, false>(rows_b, stride, &acc[b * kLanes], t, t_end);
+          walk_compiled<kLanes, S, false, kStore>(rows_b, stride, acc_b, t, t_end, trees_out);
         }
       }
     }
-    std::copy(acc.begin(), acc.begin() + static_cast<std::ptrdiff_t>(rows_in_group), out + g);
+    std::copy(acc.begin(), acc.begin() + static_cast<std::ptrdiff_t>(rows_in_group * trees_out), out + g * trees_out);
   }
 }
 

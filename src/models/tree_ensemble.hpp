@@ -52,6 +52,11 @@ class TreeEnsemble {
   // out = base_score() followed by all trees; continuing a partial sum with the remaining trees
   // gives the same bits as one full pass (the selector's cascade relies on it).
   void add_trees(const float* rows, size_t n, size_t cols, float* out, size_t tree_begin, size_t tree_end) const;
+  // out[r * (tree_end - tree_begin) + (t - tree_begin)] = the leaf of tree t for row r: adding
+  // them to a row's score in tree order is add_trees() bit for bit, so several threads can each
+  // walk a range of the trees for the same rows (the cascade's second stage: few rows, many trees,
+  // each thread streaming only its share of the nodes). Needs the compiled walk (compiled()).
+  void tree_leaves(const float* rows, size_t n, size_t cols, float* out, size_t tree_begin, size_t tree_end) const;
   // The same by the walk over the breadth-first nodes (the evaluation before the compiled copy):
   // the reference the compiled walk is tested against.
   void add_trees_reference(const float* rows, size_t n, size_t cols, float* out, size_t tree_begin,
@@ -120,11 +125,14 @@ class TreeEnsemble {
   };
   static constexpr size_t kStride = 128;  // floats per row in a block when row_width() fits
   void compile();
-  // S: the rows' stride as a constant (0: `stride`).
-  template <int R, size_t S, bool kMissing>
-  void walk_compiled(const float* rows, size_t stride, float* acc, size_t tree_begin, size_t tree_end) const;
-  template <size_t S>
-  void add_trees_compiled(const float* rows, size_t n, size_t cols, float* out, size_t tree_begin, size_t tree_end) const;
+  // S: the rows' stride as a constant (0: `stride`). kStore: acc[r * store_stride + (t - tree_begin)]
+  // = the leaf of tree t for row r, instead of acc[r] += it.
+  template <int R, size_t S, bool kMissing, bool kStore>
+  void walk_compiled(const float* rows, size_t stride, float* acc, size_t tree_begin, size_t tree_end,
+                     size_t store_stride) const;
+  // add_trees (kStore false) or tree_leaves (true) on the compiled copy.
+  template <size_t S, bool kStore>
+  void run_compiled(const float* rows, size_t n, size_t cols, float* out, size_t tree_begin, size_t tree_end) const;
   bool compiled_ = false;
   std::vector<PNode> pnodes_;
   std::vector<float> pleaves_;

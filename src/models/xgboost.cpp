@@ -156,6 +156,13 @@ class XgbModel final : public Model {
     if (out.size() != x.rows) throw Error("predict: output size differs from the row count");
     trees_.add_trees(x.data.data(), x.rows, x.cols, out.data(), begin, end);
   }
+  bool term_values(const FeatureMatrix& x, std::span<float> out, size_t begin, size_t end) const override {
+    if (!trees_.compiled()) return false;
+    end = std::min(end, trees_.trees());
+    if (begin > end || out.size() != x.rows * (end - begin)) throw Error("term_values: output size differs from rows x terms");
+    trees_.tree_leaves(x.data.data(), x.rows, x.cols, out.data(), begin, end);
+    return true;
+  }
 
   nlohmann::json parameters() const override {
     // The booster xz-compressed (its node statistics were zeroed when it was trained: a quarter of

@@ -158,6 +158,15 @@ TEST(ModelsNativeXgboost, ScoresInPiecesEqualOnePass) {
   model->add_terms(x, pieces, 7, 8);
   model->add_terms(x, pieces, 8, 30);
   EXPECT_EQ(whole, pieces);  // bit for bit: the same summation order
+  // The terms one by one, added in order (the selector's second stage on several threads).
+  std::vector<float> by_term(x.rows, model->terms_base()), values(x.rows * 23);
+  model->add_terms(x, by_term, 0, 7);
+  ASSERT_TRUE(model->term_values(x, values, 7, 30));
+  for (size_t r = 0; r < x.rows; ++r)
+    for (size_t t = 0; t < 23; ++t) by_term[r] += values[r * 23 + t];
+  EXPECT_EQ(whole, by_term);
+  std::vector<float> wrong(5);
+  EXPECT_THROW(model->term_values(x, wrong, 7, 30), Error);
   // Several threads give the same scores.
   model->set_threads(2);
   std::vector<float> threaded(x.rows);
@@ -213,6 +222,18 @@ void expect_compiled_equals_reference(const models_detail::TreeEnsemble& e, cons
     e.add_trees(x.data.data(), n, x.cols, compiled.data(), 0, mid);
     e.add_trees(x.data.data(), n, x.cols, compiled.data(), mid, e.trees());
     EXPECT_EQ(0, std::memcmp(compiled.data(), reference.data(), n * sizeof(float))) << what << ", in two ranges";
+    // Per-tree leaves over a few ranges (the cascade's second stage split among threads), added in
+    // tree order: the same bits.
+    std::fill(compiled.begin(), compiled.end(), e.base_score());
+    const size_t cuts[] = {0, mid, mid + 1, e.trees()};
+    for (size_t i = 0; i + 1 < std::size(cuts); ++i) {
+      const size_t trees = cuts[i + 1] - cuts[i];
+      std::vector<float> leaves(n * trees, std::numeric_limits<float>::quiet_NaN());
+      e.tree_leaves(x.data.data(), n, x.cols, leaves.data(), cuts[i], cuts[i + 1]);
+      for (size_t r = 0; r < n; ++r)
+        for (size_t t = 0; t < trees; ++t) compiled[r] += leaves[r * trees + t];
+    }
+    EXPECT_EQ(0, std::memcmp(compiled.data(), reference.data(), n * sizeof(float))) << what << ", per-tree leaves";
   }
 }
 
