@@ -8,7 +8,7 @@ before, each as a time over its own run's cuBLAS row of the group (runs differ i
 the per-group cuBLAS ratio is the corpus's default normalization). Prints the count of groups whose
 best moved by more than 1 / 3 / 5 %, the median move (negative: the lease's best is slower than the
 corpus's), the 15 largest moves, and the lease kernels' classes (mainloop, tile, raster) that won.
-CORPUS_REGISTRY: `cks data merge --no-plan-items --out all.db data/shards/*.db.*` without the lease.
+CORPUS_REGISTRY: `cks data merge --no-plan-items --out all.db data/shards` without the lease.
 """
 import collections
 import sqlite3

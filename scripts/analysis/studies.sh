@@ -42,7 +42,7 @@ t_start=$(date +%s)
 if [ -z "${SKIP_CKS:-}" ]; then
   if [ -n "${REG:-}" ]; then SRC=(--registry "$REG"); else
     echo "[studies] merging data/shards into $TMP/corpus.db" >&2
-    "$CKS" data merge --no-plan-items --out "$TMP/corpus.db" data/shards/*.db.?z > /dev/null
+    "$CKS" data merge --no-plan-items --out "$TMP/corpus.db" data/shards > /dev/null
     SRC=(--registry "$TMP/corpus.db")
   fi
   # What the data holds: which layouts have exhaustive evaluation groups (the sampling study's universe).

@@ -5,6 +5,6 @@
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 if [ -n "${REG:-}" ]; then SRC=(--registry "$REG"); else
-  "$CKS" data merge --out "$TMP/corpus.db" data/shards/*.db.?z > /dev/null
+  "$CKS" data merge --out "$TMP/corpus.db" data/shards > /dev/null
   SRC=(--registry "$TMP/corpus.db")
 fi

@@ -261,9 +261,15 @@ def cv_argv(proto, arm, params):
             "--no-baselines", "--format", "json", "--model", spec] + args
 
 
+def shard_paths():
+    """Every shard of data/shards, in each form (docs/registry.md: .db.xz, .db.gz, .cols.xz)."""
+    pats = ("data/shards/*.db.xz", "data/shards/*.db.gz", "data/shards/*.cols.xz")
+    return sorted(p for pat in pats for p in glob.glob(os.path.join(ROOT, pat)))
+
+
 def shards_fingerprint():
     h = hashlib.sha256()
-    for p in sorted(glob.glob(os.path.join(ROOT, "data/shards/*.db.?z"))):
+    for p in shard_paths():
         st = os.stat(p)
         h.update(f"{os.path.basename(p)}:{st.st_size}\n".encode())
     return h.hexdigest()[:16]
@@ -285,7 +291,7 @@ def ensure_registry(args):
         if os.path.exists(p):
             os.remove(p)
     log(f"tune.py: merging data/shards into {DEFAULT_REGISTRY} (once; every trial reads it)")
-    shards = sorted(glob.glob(os.path.join(ROOT, "data/shards/*.db.?z")))
+    shards = shard_paths()
     subprocess.run([args.cks, "data", "merge", "--no-plan-items", "--out", path] + shards, cwd=ROOT, check=True,
                    stdout=subprocess.DEVNULL)
     with open(stamp, "w") as f:

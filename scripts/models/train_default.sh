@@ -38,7 +38,8 @@ SRC=(--data "$SHARDS")
 if [ -n "${EXCLUDE_SHARDS:-}" ]; then
   DIR=$(mktemp -d)
   trap 'rm -rf "$DIR"' EXIT
-  for f in "$SHARDS"/*.db.?z; do
+  for f in "$SHARDS"/*.db.?z "$SHARDS"/*.cols.xz; do
+    [ -e "$f" ] || continue
     case " $EXCLUDE_SHARDS " in *" $(basename "$f") "*) continue ;; esac
     ln -s "$(cd "$(dirname "$f")" && pwd)/$(basename "$f")" "$DIR/"
   done

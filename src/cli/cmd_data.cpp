@@ -107,13 +107,25 @@ void register_merge(CLI::App* data) {
   auto inputs = std::make_shared<std::vector<std::string>>();
   auto fmt = std::make_shared<std::string>();
   cmd->add_option("--out", *out, "destination registry (created if missing)")->required();
-  cmd->add_option("inputs", *inputs, "source registries (.db) or shards (.db.xz, .db.gz)")->required();
+  cmd->add_option("inputs", *inputs,
+                  "source registries (.db), shards (.db.xz, .db.gz, .cols.xz) or shard directories (every shard in it)")
+      ->required();
   auto no_plan = std::make_shared<bool>(false);
   cmd->add_flag("--no-plan-items", *no_plan, "leave the sources' plan items out (a slim copy)");
   add_format(cmd, *fmt);
   cmd->callback([out, inputs, fmt, no_plan] {
     const Format format = parse_format(*fmt);
-    const MergeStats s = merge_registries(*out, *inputs, !*no_plan);
+    // A directory stands for its shards (data/shards: every form, so that a glob of one form
+    // cannot leave a shard out).
+    std::vector<std::string> sources;
+    for (const std::string& in : *inputs) {
+      if (std::filesystem::is_directory(in)) {
+        for (std::string& shard : shard_files(in)) sources.push_back(std::move(shard));
+      } else {
+        sources.push_back(in);
+      }
+    }
+    const MergeStats s = merge_registries(*out, sources, !*no_plan);
     Table t({"table", "new_rows"});
     t.add_row({std::string("runs"), int64_t{s.runs}});
     t.add_row({std::string("groups"), int64_t{s.groups}});

@@ -180,6 +180,11 @@ TEST(RegistryCli, CompactPackRoundsValuesAndKeepsEveryRow) {
   EXPECT_EQ(sql_text(dir.file("cols.db"), q), "134.142|0.107|768.434|129.6|0.00254|2026-12-05T16:40:11Z|2026-12-05T16:40:11Z|1980.0");
   auto stats = cks_run(dir, "data stats --format csv --data " + cols_dir);
   ASSERT_EQ(stats.code, 0) << stats.err;
+  // A directory merges every shard in it, each form (a glob of one form would miss the others).
+  auto merge_dirs = cks_run(dir, "data merge --format csv --out " + dir.file("dirs.db") + " " + cols_dir + " " + full_dir);
+  ASSERT_EQ(merge_dirs.code, 0) << merge_dirs.err;
+  EXPECT_NE(merge_dirs.out.find("measurements,2"), std::string::npos) << merge_dirs.out;
+  EXPECT_EQ(sql_count(dir.file("dirs.db"), "measurements"), 2);
   auto gz = cks_run(dir, "data pack --columnar --compression gz --registry " + path + " --out-dir " + dir.file("gz"));
   EXPECT_EQ(gz.code, 1);
   EXPECT_NE(gz.err.find("--columnar shards are always xz"), std::string::npos) << gz.err;
