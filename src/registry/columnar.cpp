@@ -179,6 +179,47 @@ void write_columnar(sqlite3* db, const std::string& path) {
   if (!out) throw Error("cannot write '" + path + "': " + std::strerror(errno));
 }
 
+std::string first_difference(sqlite3* a, sqlite3* b) {
+  const auto ta = user_tables(a), tb = user_tables(b);
+  if (ta != tb) return "the tables or their SQL differ";
+  for (const auto& [table, sql] : ta) {
+    if (query_int(a, "SELECT count(*) FROM " + quoted(table)) != query_int(b, "SELECT count(*) FROM " + quoted(table)))
+      return "table '" + table + "': the row counts differ";
+    auto select = [&](sqlite3* db) {
+      try {
+        return std::make_unique<Stmt>(db, "SELECT * FROM " + quoted(table) + " ORDER BY rowid");
+      } catch (const Error&) {
+        return std::make_unique<Stmt>(db, "SELECT * FROM " + quoted(table));
+      }
+    };
+    auto sa = select(a), sb = select(b);
+    for (int64_t row = 1;; ++row) {
+      const bool ra = sa->step(), rb = sb->step();
+      if (ra != rb) return "table '" + table + "': the row counts differ";
+      if (!ra) break;
+      for (int c = 0; c < sa->columns(); ++c) {
+        sqlite3_stmt* x = sa->get();
+        sqlite3_stmt* y = sb->get();
+        const int type = sqlite3_column_type(x, c);
+        bool same = type == sqlite3_column_type(y, c);
+        if (same && type == SQLITE_INTEGER) {
+          same = sqlite3_column_int64(x, c) == sqlite3_column_int64(y, c);
+        } else if (same && type == SQLITE_FLOAT) {
+          const double u = sqlite3_column_double(x, c), v = sqlite3_column_double(y, c);
+          same = std::memcmp(&u, &v, sizeof u) == 0;
+        } else if (same && (type == SQLITE_TEXT || type == SQLITE_BLOB)) {
+          const void* p = type == SQLITE_TEXT ? static_cast<const void*>(sqlite3_column_text(x, c)) : sqlite3_column_blob(x, c);
+          const void* q = type == SQLITE_TEXT ? static_cast<const void*>(sqlite3_column_text(y, c)) : sqlite3_column_blob(y, c);
+          const int n = sqlite3_column_bytes(x, c);
+          same = n == sqlite3_column_bytes(y, c) && (n == 0 || std::memcmp(p, q, static_cast<size_t>(n)) == 0);
+        }
+        if (!same) return "table '" + table + "', row " + std::to_string(row) + ", column '" + sa->column_name(c) + "' differs";
+      }
+    }
+  }
+  return "";
+}
+
 void read_columnar(const std::string& path, const std::string& dest_db, const std::string& shard) {
   auto corrupt = [&](const std::string& what) { return Error("corrupt shard '" + shard + "': " + what); };
   std::ifstream in(path, std::ios::binary);

@@ -72,6 +72,24 @@ void write_shard(const std::string& copy, const std::string& shard, const std::s
     }
     reg::close_db(db);
     reg::xz_file(text.path(), out.temp_path(), 9);
+    // The shard as a reader will see it, decoded and compared with the registry value by value:
+    // nothing is committed that does not read back whole.
+    TempPath back = reg::temp_db("cols-check");
+    reg::decompress_shard_as(out.temp_path(), back.path(), shard);
+    sqlite3* a = reg::open_db(copy, SQLITE_OPEN_READONLY);
+    sqlite3* b = nullptr;
+    std::string diff;
+    try {
+      b = reg::open_db(back.path(), SQLITE_OPEN_READONLY);
+      diff = reg::first_difference(a, b);
+    } catch (...) {
+      reg::close_db(a);
+      if (b) reg::close_db(b);
+      throw;
+    }
+    reg::close_db(a);
+    reg::close_db(b);
+    if (!diff.empty()) throw Error("columnar shard '" + shard + "' does not read back as the registry (" + diff + "); not written");
   } else {
     reg::gzip_file(copy, out.temp_path());
   }

@@ -344,17 +344,19 @@ bool is_shard_name(std::string_view name) {
   return ends_with(name, ".db.gz") || ends_with(name, ".db.xz") || ends_with(name, ".cols.xz");
 }
 
-void decompress_shard(const std::string& src, const std::string& dest) {
-  if (ends_with(src, ".cols.xz")) {
+void decompress_shard_as(const std::string& src, const std::string& dest, const std::string& name) {
+  if (ends_with(name, ".cols.xz")) {
     TempPath text = make_temp("", "cks-cols-", ".jsonl");
     unxz_file(src, text.path());
-    read_columnar(text.path(), dest, src);
-  } else if (ends_with(src, ".xz")) {
+    read_columnar(text.path(), dest, name);
+  } else if (ends_with(name, ".xz")) {
     unxz_file(src, dest);
   } else {
     gunzip_file(src, dest);
   }
 }
+
+void decompress_shard(const std::string& src, const std::string& dest) { decompress_shard_as(src, dest, src); }
 
 bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;

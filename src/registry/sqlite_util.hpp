@@ -133,6 +133,9 @@ bool is_shard_name(std::string_view name);
 // The shard's registry at `dest`: gunzip_file or unxz_file, by the name's suffix, or for a
 // columnar shard unxz_file and read_columnar.
 void decompress_shard(const std::string& src, const std::string& dest);
+// The same for the file `src` read as the shard named `name` (its form by name's suffix; errors
+// name it): a shard before it is renamed into place.
+void decompress_shard_as(const std::string& src, const std::string& dest, const std::string& name);
 bool ends_with(std::string_view s, std::string_view suffix);
 
 }  // namespace cks::reg
