@@ -160,7 +160,8 @@ void register_pack(CLI::App* data) {
   auto columnar = std::make_shared<bool>(false);
   cmd->add_flag("--columnar", *columnar,
                 "write the registry's columns (a .cols.xz shard: JSON lines, one per column, then xz) instead of its "
-                "SQLite file: lossless, ~2x smaller (lease 44 compacted: 108 -> 50 KB); read like any shard");
+                "SQLite file: lossless, 2.5-3.6x smaller (compacted, lease 44: 108 -> 40 KB, lease 37: 1,488 -> 408 KB); read "
+                "like any shard");
   cmd->callback([registry, out_dir, parts, compression, by_run, compact, columnar] {
     if (*columnar) {
       if (*compression != "xz") throw Error("--columnar shards are always xz (.cols.xz): drop --compression " + *compression);

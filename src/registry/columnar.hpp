@@ -12,6 +12,11 @@
 //   then the rows in chunks of kColumnarChunk (the last one shorter), each chunk one line per
 //   column: a JSON array of that column's values for the chunk's rows, in rowid order;
 //   and last {"end":"cks-shard-columns-1"} (a file cut between two tables is not a registry).
+//   One column may be derived: a chunk of measurements.tflops where most values are the measured
+//   mean's TFLOP/s on the group's shape, rounded to 6 significant digits (a compact shard), is
+//   {"derive":"tflops-6g","values":[...]}: an integer -2..2 for such a value (units of the 6th
+//   digit from the rounding; compact rounds the mean first, so 1 unit off in a third of the rows),
+//   any other value as itself in a one-element array. Lease 37's shard: 601 -> ~400 KB.
 // Values keep SQLite's storage class: integer, real (shortest text that reads back to the same
 // double; +-inf as {"real":"inf"} / {"real":"-inf"}), text (as JSON strings; bytes that are not
 // UTF-8 as {"text_hex":...}), blob ({"blob_hex":...}) and null. Lossless: decoding gives the same

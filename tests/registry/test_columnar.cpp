@@ -197,6 +197,57 @@ TEST(RegistryColumnar, ReadWithOtherShardsAndPackedOnce) {
   EXPECT_EQ(sql_count(only, "measurements"), 2);
 }
 
+// A compact registry whose TFLOP/s are the means' (the harness's), rounded as compact rounds them:
+// the shard derives them from the means, reads back the same bits, and is smaller than with them.
+TEST(RegistryColumnar, TflopsDerivedFromTheMeanReadBackBitForBit) {
+  ScratchDir dir;
+  const std::string path = dir.file("harness.db");
+  {
+    Registry r(path);
+    const std::string run = r.begin_run(test_run());
+    const KernelDesc k = test_kernel(0);
+    r.upsert_kernel(test_compile(k));
+    std::vector<MeasurementRow> rows;
+    for (long m : {64L, 576L, 4096L}) {
+      r.upsert_group(test_group(m, 4096, 7168));
+      const std::string key = std::to_string(m) + "x4096x7168_tn";
+      for (int i = 0; i < 400; ++i) {
+        const double mean = 9.0 + m * 0.01 + i * 0.0137;
+        MeasurementRow row = test_row(run, key, k.id(), "ok", mean);
+        row.tflops = 2.0 * m * 4096 * 7168 / (mean * 1e-6) / 1e12;
+        rows.push_back(row);
+      }
+      // Rows the rule cannot give: a failed candidate (0, 0), a value of its own.
+      rows.push_back(test_row(run, key, k.id(), "crash", 0));
+      rows.back().tflops = 0;
+      rows.push_back(test_row(run, key, k.id(), "ok", 12.5));
+      rows.back().tflops = 1.5;
+    }
+    // A row whose group the registry does not list.
+    rows.push_back(test_row(run, "1x1x1_tn", k.id(), "ok", 3.0));
+    r.insert_measurements(rows);
+    r.end_run(run);
+  }
+  const std::string plain = pack_shard(path, dir.file("plain"), "cols");  // full-precision TFLOP/s: not derived
+  const std::string compact = pack_shard(path, dir.file("compact"), "cols", true);
+  auto text_of = [&](const std::string& shard) {
+    const std::string out = dir.file(std::filesystem::path(shard).filename().string() + ".txt");
+    reg::unxz_file(shard, out);
+    std::ifstream in(out);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_EQ(text_of(plain).find("\"derive\""), std::string::npos);
+  EXPECT_NE(text_of(compact).find(R"({"derive":"tflops-6g","values":[)"), std::string::npos);
+  // What it reads back is the compact registry's, bit for bit (pack checked it too).
+  const std::string sqlite = pack_shard(path, dir.file("sqlite"), "xz", true);
+  sqlite3* a = reg::open_db(decode(sqlite, dir, "from_sqlite.db"), SQLITE_OPEN_READONLY);
+  sqlite3* b = reg::open_db(decode(compact, dir, "from_cols.db"), SQLITE_OPEN_READONLY);
+  EXPECT_EQ(reg::first_difference(a, b), "");
+  reg::close_db(a);
+  reg::close_db(b);
+  EXPECT_EQ(sql_text(dir.file("from_cols.db"), "SELECT tflops FROM measurements WHERE group_key = '1x1x1_tn'"), "123.0");
+}
+
 TEST(RegistryColumnar, CorruptColumnarShardIsAClearError) {
   ScratchDir dir;
   const std::string path = tricky_registry(dir, 50);
@@ -246,6 +297,20 @@ TEST(RegistryColumnar, CorruptColumnarShardIsAClearError) {
                  "a value outside the format");
   expect_corrupt(columnar_file(dir, "hex", head + R"j({"table":"a","sql":"CREATE TABLE a(x)","columns":["x"],"rows":1})j" "\n[{\"blob_hex\":\"0g\"}]\n"),
                  "bad hex");
+  const std::string measurements =
+      R"j({"table":"groups","sql":"CREATE TABLE groups(key TEXT, m INTEGER, n INTEGER, k INTEGER)","columns":["key","m","n","k"],"rows":1})j"
+      "\n[\"a\"]\n[64]\n[64]\n[64]\n"
+      R"j({"table":"measurements","sql":"CREATE TABLE measurements(group_key TEXT, mean_us REAL, tflops REAL)","columns":["group_key","mean_us","tflops"],"rows":2})j"
+      "\n";
+  expect_corrupt(columnar_file(dir, "residual", head + measurements + "[\"a\",\"b\"]\n[1.0,1.0]\n" +
+                                                    R"({"derive":"tflops-6g","values":[0,0]})" "\n" + end),
+                 "a residual of a group without a shape");
+  expect_corrupt(columnar_file(dir, "residual3", head + measurements + "[\"a\",\"a\"]\n[1.0,1.0]\n" +
+                                                     R"({"derive":"tflops-6g","values":[3,0]})" "\n" + end),
+                 "a residual beyond 2");
+  expect_corrupt(columnar_file(dir, "rule", head + measurements + "[\"a\",\"a\"]\n[1.0,1.0]\n" +
+                                                R"({"derive":"other","values":[0,0]})" "\n" + end),
+                 "another rule");
   expect_corrupt(columnar_file(dir, "check", head + R"j({"table":"a","sql":"CREATE TABLE a(x CHECK(x > 0))","columns":["x"],"rows":1})j" "\n[-1]\n"),
                  "a row the table refuses");
   // Every error above left the shard directory readable by name: a directory with a bad one is refused whole.
