@@ -580,6 +580,8 @@ struct Suite {
         {"cols_rows", xz(head + R"j({"table":"a","sql":"CREATE TABLE a(x)","columns":["x"],"rows":99999999999})j" "\n[1]\n" + end), ""},
         {"cols_value", xz(head + R"j({"table":"a","sql":"CREATE TABLE a(x)","columns":["x"],"rows":1})j" "\n[[1,2]]\n" + end), ""},
         {"cols_deep", xz(head + std::string(100000, '[') + "\n"), ""},
+        {"cols_derive", xz(head + R"j({"table":"measurements","sql":"CREATE TABLE measurements(group_key TEXT, mean_us REAL, tflops REAL)","columns":["group_key","mean_us","tflops"],"rows":1})j"
+                                  "\n[\"x\"]\n[1.0]\n" R"j({"derive":"tflops-6g","values":[1]})j" "\n" + end), ""},
     };
     for (const auto& s : columns) named.push_back({s, ".cols.xz"});
     for (const auto& [s, ext] : named) {
