@@ -214,6 +214,7 @@ void write_columnar(sqlite3* db, const std::string& path) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw Error("cannot write '" + path + "': " + std::strerror(errno));
   out << json{{"format", kColumnarFormat}}.dump() << '\n';
+  bool groups_written = false;
   for (const auto& [table, sql] : user_tables(db)) {
     const std::vector<std::string> columns = table_columns(db, table);
     const int64_t rows = query_int(db, "SELECT count(*) FROM " + quoted(table));
@@ -227,7 +228,8 @@ void write_columnar(sqlite3* db, const std::string& path) {
     }
     std::vector<json> chunk(columns.size(), json::array());
     int64_t written = 0;
-    const std::optional<TflopsColumns> derive = tflops_columns(table, columns);
+    // Derived only after the groups table (the reader knows the shapes of the groups it decoded).
+    const std::optional<TflopsColumns> derive = groups_written ? tflops_columns(table, columns) : std::nullopt;
     const Shapes shapes = derive ? group_shapes(db) : Shapes{};
     json derived = json::array();  // the TFLOP/s column's chunk as residuals
     size_t residuals = 0;
@@ -282,6 +284,7 @@ void write_columnar(sqlite3* db, const std::string& path) {
     if (in_chunk) flush();
     if (written != rows) throw Error("table '" + table + "' changed while it was written (" + std::to_string(rows) +
                                      " rows counted, " + std::to_string(written) + " read)");
+    groups_written = groups_written || table == "groups";
   }
   // The end, so that a file cut between two tables is not read as a smaller registry.
   out << json{{"end", kColumnarFormat}}.dump() << '\n';
