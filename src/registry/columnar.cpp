@@ -132,6 +132,15 @@ std::vector<std::pair<std::string, std::string>> user_tables(sqlite3* db) {
   return out;
 }
 
+// A table's rows in insertion order (rowid); a WITHOUT ROWID table has none: its primary key's order.
+std::unique_ptr<Stmt> select_in_row_order(sqlite3* db, const std::string& table) {
+  try {
+    return std::make_unique<Stmt>(db, "SELECT * FROM " + quoted(table) + " ORDER BY rowid");
+  } catch (const Error&) {
+    return std::make_unique<Stmt>(db, "SELECT * FROM " + quoted(table));
+  }
+}
+
 std::vector<std::string> table_columns(sqlite3* db, const std::string& table) {
   std::vector<std::string> out;
   Stmt s(db, "SELECT name FROM pragma_table_info(?1) ORDER BY cid");
@@ -219,13 +228,7 @@ void write_columnar(sqlite3* db, const std::string& path) {
     const std::vector<std::string> columns = table_columns(db, table);
     const int64_t rows = query_int(db, "SELECT count(*) FROM " + quoted(table));
     out << json{{"table", table}, {"sql", sql}, {"columns", columns}, {"rows", rows}}.dump() << '\n';
-    // Row order: rowid (insertion order); a WITHOUT ROWID table has none, its primary key's then.
-    std::unique_ptr<Stmt> select;
-    try {
-      select = std::make_unique<Stmt>(db, "SELECT * FROM " + quoted(table) + " ORDER BY rowid");
-    } catch (const Error&) {
-      select = std::make_unique<Stmt>(db, "SELECT * FROM " + quoted(table));
-    }
+    const std::unique_ptr<Stmt> select = select_in_row_order(db, table);
     std::vector<json> chunk(columns.size(), json::array());
     int64_t written = 0;
     // Derived only after the groups table (the reader knows the shapes of the groups it decoded).
@@ -298,14 +301,7 @@ std::string first_difference(sqlite3* a, sqlite3* b) {
   for (const auto& [table, sql] : ta) {
     if (query_int(a, "SELECT count(*) FROM " + quoted(table)) != query_int(b, "SELECT count(*) FROM " + quoted(table)))
       return "table '" + table + "': the row counts differ";
-    auto select = [&](sqlite3* db) {
-      try {
-        return std::make_unique<Stmt>(db, "SELECT * FROM " + quoted(table) + " ORDER BY rowid");
-      } catch (const Error&) {
-        return std::make_unique<Stmt>(db, "SELECT * FROM " + quoted(table));
-      }
-    };
-    auto sa = select(a), sb = select(b);
+    auto sa = select_in_row_order(a, table), sb = select_in_row_order(b, table);
     for (int64_t row = 1;; ++row) {
       const bool ra = sa->step(), rb = sb->step();
       if (ra != rb) return "table '" + table + "': the row counts differ";
