@@ -90,7 +90,8 @@ enum class PriorMode { mean, nearest };
 //         on 29 family and 4.3 -> 1.5 % on 183 llm groups; nt swaps lose in most of the 8 measured.
 //         Which problems rank the transposed problem at all (swap_max_m, swap_layouts) was chosen
 //         on training groups in lease 41 (session 33): M <= 256, layouts tn, nn, tt; and in lease 43
-//         (session 34): also M > 4096 with N <= 512, any layout.
+//         (session 34): also M > 4096 with N <= 512, any layout; and (session 38, leases 41 and 43
+//         again) also M > 256 with N <= 512 and K <= 4096, any layout.
 enum class Orientations { own, both };
 
 struct SelectorOptions {
@@ -140,6 +141,14 @@ struct SelectorOptions {
   // against 3.41 % for none; NOTES.md "Lease 43 read, A"): M > 4096 with N <= 512.
   long swap_tall_min_m = 4096;
   long swap_tall_max_n = 512;
+  // both: also M > swap_max_m with N <= swap_tall_max_n and K <= swap_tall_max_k, any layout (0:
+  // none). Default (session 38, on the same 190 training groups of M > 256 from leases 41 and 43:
+  // 5-fold cross-validation, 20 repetitions, over 80 rules of minimum M, maximum N, maximum K and
+  // with or without nt, chose this one in 72 of 100 folds; 2.04 % cross-validated mean regret
+  // against 2.43 % for the tall rule alone; NOTES.md "Session 38"): M > 256 with N <= 512 and
+  // K <= 4096. Where K is larger and M at most 4096, the swapped kernels lose (20.8 % mean regret
+  // in the 3 groups of M in (2048, 4096] with K in (4096, 8192]).
+  long swap_tall_max_k = 4096;
   // both: how the two rankings of an eligible problem run (the ranking is the same either way):
   // 1 = at once, each on select_threads threads with its own workers; 0 = one after the other on
   // every select thread; -1 = at once on a machine with two hardware threads or more, else one
@@ -149,7 +158,7 @@ struct SelectorOptions {
   int concurrent_orientations = -1;
 };
 // Whether SelectorOptions::orientations = both ranks p's transposed problem (swap_max_m and
-// swap_layouts, or swap_tall_min_m and swap_tall_max_n).
+// swap_layouts, or swap_tall_min_m, swap_tall_max_n and swap_tall_max_k).
 bool swap_eligible(const SelectorOptions& o, const Problem& p);
 // "own" or "both" (throws Error naming `what` otherwise).
 Orientations parse_orientations(std::string_view v, const std::string& what);

@@ -120,8 +120,12 @@ inline void add_orientation_options(CLI::App* cmd, SelectorOptions& o) {
                   "both: also rank the transposed problem, in any layout, for M above this with N at most "
                   "--swap-tall-max-n (0: no such problems; chosen on training groups, lease 43)")
       ->check(int_in(0, kMaxProblemDim))->capture_default_str();
-  cmd->add_option("--swap-tall-max-n", o.swap_tall_max_n, "both: the largest N of --swap-tall-min-m's problems")
+  cmd->add_option("--swap-tall-max-n", o.swap_tall_max_n, "both: the largest N of --swap-tall-min-m's and --swap-tall-max-k's problems")
       ->check(int_in(1, kMaxProblemDim))->capture_default_str();
+  cmd->add_option("--swap-tall-max-k", o.swap_tall_max_k,
+                  "both: also rank the transposed problem, in any layout, for M above --swap-max-m with N at most "
+                  "--swap-tall-max-n and K at most this (0: no such problems)")
+      ->check(int_in(0, kMaxProblemDim))->capture_default_str();
   cmd->add_option_function<std::vector<std::string>>(
          "--swap-layouts", [&o](const std::vector<std::string>& v) { o.swap_layouts = parse_swap_layouts(v, "--swap-layouts"); },
          "both: the layouts whose transposed problem is ranked, comma-separated (default: tn,nn,tt; all four: tn,nt,nn,tt)")
@@ -157,9 +161,9 @@ inline std::optional<std::pair<size_t, size_t>> evidence_method(const std::strin
   return std::pair{g, t};
 }
 
-// The options of a "both[:gF][:mN][:lL+L][:tMxN]" method (SelectionMethods); throws Error on anything else.
+// The options of a "both[:gF][:mN][:lL+L][:tMxN][:kK]" method (SelectionMethods); throws Error on anything else.
 inline void parse_both_method(const std::string& m, SelectorOptions& so) {
-  const std::string bad = "--methods: '" + m + "' is not both[:gMARGIN][:mMAX_M][:lLAYOUT+LAYOUT...][:tMIN_MxMAX_N]";
+  const std::string bad = "--methods: '" + m + "' is not both[:gMARGIN][:mMAX_M][:lLAYOUT+LAYOUT...][:tMIN_MxMAX_N][:kMAX_K]";
   size_t b = 4;
   while (b < m.size()) {
     if (m[b] != ':' || b + 2 > m.size()) throw Error(bad);
@@ -199,6 +203,10 @@ inline void parse_both_method(const std::string& m, SelectorOptions& so) {
       so.swap_tall_min_m = std::stol(v.substr(0, x));
       so.swap_tall_max_n = std::stol(v.substr(x + 1));
       if (so.swap_tall_max_n < 1) throw Error(bad);
+    } else if (kind == 'k') {
+      // kMAX_K: also M > MAX_M (the m part) with N <= MAX_N (the t part) and K <= MAX_K, any layout.
+      if (v.size() > 10 || v.find_first_not_of("0123456789") != std::string::npos) throw Error(bad);
+      so.swap_tall_max_k = std::stol(v);
     } else {
       throw Error(bad);
     }
@@ -248,14 +256,15 @@ struct SelectionMethods {
         // the deployed method. Its picks are matched by kernel ID (plan and analyze sidebyside),
         // not by catalogue index. Variants of the rule: both:gF (--swap-margin F), both:mN
         // (--swap-max-m N), both:lL+L (--swap-layouts L,L), both:tMxN (--swap-tall-min-m M
-        // --swap-tall-max-n N), in any combination (both:g0.1:m256). "both" alone is the
+        // --swap-tall-max-n N), both:kK (--swap-tall-max-k K), in any combination (both:g0.1:m256). "both" alone is the
         // unrestricted rule (any M, every layout) measured in leases 40 and 41, not the deployed
-        // default (M <= 256 in tn/nn/tt since session 33, or M > 4096 with N <= 512 since 34:
-        // both:m256:ltn+nn+tt:t4096x512).
+        // default (M <= 256 in tn/nn/tt since session 33, or M > 4096 with N <= 512 since 34, or
+        // M > 256 with N <= 512 and K <= 4096 since 38: both:m256:ltn+nn+tt:t4096x512:k4096).
         so.orientations = Orientations::both;
         so.swap_max_m = 0;
         so.swap_layouts = 0xFu;
         so.swap_tall_min_m = 0;
+        so.swap_tall_max_k = 0;
         parse_both_method(m, so);
         selectors.push_back(std::make_unique<Selector>(model, so));
         methods.push_back({m, selectors.back().get(), tops[0]});
@@ -267,7 +276,7 @@ struct SelectionMethods {
         selectors.push_back(std::make_unique<Selector>(Selector::static_score(hw_preset(model->info().hw_preset), so)));
         methods.push_back({m, selectors.back().get(), tops[2]});
       } else {
-        throw Error("--methods: unknown method '" + m + "' (expected deployed, own, prefilterN with N >= 1, evidenceG:T with G, T >= 1, both[:gF][:mN][:lL+L][:tMxN], exhaustive or static)");
+        throw Error("--methods: unknown method '" + m + "' (expected deployed, own, prefilterN with N >= 1, evidenceG:T with G, T >= 1, both[:gF][:mN][:lL+L][:tMxN][:kK], exhaustive or static)");
       }
     }
   }

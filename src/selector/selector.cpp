@@ -42,6 +42,7 @@ Orientations parse_orientations(std::string_view v, const std::string& what) {
 
 bool swap_eligible(const SelectorOptions& o, const Problem& p) {
   if (o.swap_tall_min_m > 0 && p.m > o.swap_tall_min_m && p.n <= o.swap_tall_max_n) return true;
+  if (o.swap_tall_max_k > 0 && p.m > o.swap_max_m && p.n <= o.swap_tall_max_n && p.k <= o.swap_tall_max_k) return true;
   return (o.swap_max_m <= 0 || p.m <= o.swap_max_m) && (o.swap_layouts >> static_cast<unsigned>(p.layout) & 1u);
 }
 
@@ -822,7 +823,8 @@ const HardwareDesc& Selector::hw() const { return impl_->hw; }
 const SelectorOptions& Selector::options() const { return impl_->options; }
 std::string Selector::description() const { return impl_->origin; }
 // "; both orientations" and the problems whose transposed problem is ranked (swap_eligible), e.g.
-// "; both orientations (M <= 256; tn, nn, tt; or M > 4096 with N <= 512)"; nothing for the own
+// "; both orientations (M <= 256; tn, nn, tt; or M > 4096 with N <= 512; or M > 256 with N <= 512
+// and K <= 4096)"; nothing for the own
 // orientation.
 static std::string orientation_text(const SelectorOptions& o) {
   if (o.orientations != Orientations::both) return "";
@@ -839,6 +841,9 @@ static std::string orientation_text(const SelectorOptions& o) {
   for (size_t i = 0; i < limits.size(); ++i) t += (i == 0 ? " (" : "; ") + limits[i];
   if (o.swap_tall_min_m > 0)
     t += "; or M > " + std::to_string(o.swap_tall_min_m) + " with N <= " + std::to_string(o.swap_tall_max_n);
+  if (o.swap_tall_max_k > 0)
+    t += "; or M > " + std::to_string(o.swap_max_m) + " with N <= " + std::to_string(o.swap_tall_max_n) +
+         " and K <= " + std::to_string(o.swap_tall_max_k);
   return t + ")";
 }
 

@@ -77,12 +77,13 @@ TEST(SelectorModel, ExhaustiveTopKMatchesTheModelsScoresOfTheCatalogue) {
   SelectorOptions both = exhaustive_options();
   both.orientations = Orientations::both;
   EXPECT_EQ(Selector(model_path(), both).mode(),
-            "exhaustive; both orientations (M <= 256; tn, nn, tt; or M > 4096 with N <= 512)");
+            "exhaustive; both orientations (M <= 256; tn, nn, tt; or M > 4096 with N <= 512; or M > 256 with N <= 512 and K <= 4096)");
   both.swap_max_m = 0;
   both.swap_layouts = 0xF;
   EXPECT_EQ(Selector(model_path(), both).mode(), "exhaustive; both orientations");
   both.swap_layouts = 1u << static_cast<int>(Layout::nt);
   both.swap_tall_min_m = 0;
+  both.swap_tall_max_k = 0;
   EXPECT_EQ(Selector(model_path(), both).mode(), "exhaustive; both orientations (nt)");
   const Ranking top = sel.select_uncached(kProblem, 5);
   ASSERT_EQ(top.size(), 5u);
@@ -262,7 +263,7 @@ TEST(SelectorOrientations, BothInterleavesTheTransposedProblemsSwappedKernels) {
   o.orientations = Orientations::both;
   const Selector both = Selector::static_score(default_hw(), o);
   const Selector own = Selector::static_score(default_hw(), test::own_orientation());
-  EXPECT_EQ(both.mode(), "static score; both orientations (M <= 256; tn, nn, tt; or M > 4096 with N <= 512)");
+  EXPECT_EQ(both.mode(), "static score; both orientations (M <= 256; tn, nn, tt; or M > 4096 with N <= 512; or M > 256 with N <= 512 and K <= 4096)");
   const Problem odd{136, 14336, 5120, Layout::nn};
   const Problem transposed{14336, 136, 5120, Layout::tt};
   const Ranking r = both.select(odd, 16);
@@ -547,16 +548,31 @@ TEST(SelectorMethods, PrefilterNAndEvidenceAreTheDeployedRankingWithOtherSetting
   EXPECT_EQ(bo.methods[1].selector->options().swap_tall_min_m, 0);  // "both" covers them anyway
   EXPECT_TRUE(swap_eligible(SelectorOptions{}, Problem{8192, 512, 4096, Layout::nt}));
   EXPECT_TRUE(swap_eligible(SelectorOptions{}, Problem{4104, 64, 4096, Layout::tn}));
-  EXPECT_FALSE(swap_eligible(SelectorOptions{}, Problem{4096, 64, 4096, Layout::tn}));
+  EXPECT_FALSE(swap_eligible(SelectorOptions{}, Problem{4096, 64, 8192, Layout::tn}));
   EXPECT_FALSE(swap_eligible(SelectorOptions{}, Problem{8192, 520, 4096, Layout::tt}));
+  // ... and, since session 38, M > 256 with N <= 512 and K <= 4096, any layout.
+  EXPECT_EQ(bo.methods[0].selector->options().swap_tall_max_k, 4096);
+  EXPECT_EQ(bo.methods[1].selector->options().swap_tall_max_k, 0);
+  EXPECT_TRUE(swap_eligible(SelectorOptions{}, Problem{3072, 320, 3776, Layout::nt}));
+  EXPECT_TRUE(swap_eligible(SelectorOptions{}, Problem{264, 512, 4096, Layout::tn}));
+  EXPECT_FALSE(swap_eligible(SelectorOptions{}, Problem{3072, 320, 4104, Layout::tn}));
+  EXPECT_FALSE(swap_eligible(SelectorOptions{}, Problem{3072, 520, 2048, Layout::tn}));
+  EXPECT_FALSE(swap_eligible(SelectorOptions{}, Problem{64, 320, 2048, Layout::nt}));  // M <= 256: nt stays own
   SelectorOptions no_tall;
   no_tall.swap_tall_min_m = 0;
+  no_tall.swap_tall_max_k = 0;
   EXPECT_FALSE(swap_eligible(no_tall, Problem{8192, 512, 4096, Layout::nt}));
-  const cli::SelectionMethods tall(model_path(), "both:m256:ltn+nn+tt:t4096x512,both:t8192x128", {4, 8, 2});
+  EXPECT_FALSE(swap_eligible(no_tall, Problem{3072, 320, 3776, Layout::nt}));
+  const cli::SelectionMethods tall(model_path(), "both:m256:ltn+nn+tt:t4096x512:k4096,both:t8192x128,both:m256:k2048",
+                                   {4, 8, 2});
   EXPECT_EQ(tall.methods[0].selector->options().swap_max_m, 256);
   EXPECT_EQ(tall.methods[0].selector->options().swap_tall_min_m, 4096);
   EXPECT_EQ(tall.methods[0].selector->options().swap_tall_max_n, 512);
+  EXPECT_EQ(tall.methods[0].selector->options().swap_tall_max_k, 4096);
   EXPECT_EQ(tall.methods[0].selector->mode(), bo.methods[0].selector->mode()) << "the default rule, spelled out";
+  EXPECT_EQ(tall.methods[1].selector->options().swap_tall_max_k, 0);
+  EXPECT_EQ(tall.methods[2].selector->options().swap_tall_max_k, 2048);
+  EXPECT_EQ(tall.methods[2].selector->options().swap_tall_min_m, 0);
   EXPECT_EQ(tall.methods[1].selector->options().swap_tall_min_m, 8192);
   EXPECT_EQ(tall.methods[1].selector->options().swap_tall_max_n, 128);
   const SelectorOptions& rule = bo.methods[2].selector->options();
@@ -566,7 +582,7 @@ TEST(SelectorMethods, PrefilterNAndEvidenceAreTheDeployedRankingWithOtherSetting
   EXPECT_EQ(rule.swap_layouts, (1u << int(Layout::tn)) | (1u << int(Layout::nn)));
   for (const char* bad : {"both:", "both:x1", "both:g", "both:g-1", "both:gabc", "both:m12a", "both:lxy", "both:ltn+",
                           "bothm256", "both:m256:", "both:t4096", "both:tx512", "both:t4096x", "both:t4096x0",
-                          "both:t40a6x512"}) {
+                          "both:t40a6x512", "both:k", "both:k-1", "both:k4o96"}) {
     try {
       const cli::SelectionMethods b(model_path(), bad, {4, 8, 2});
       ADD_FAILURE() << bad << " was accepted";
