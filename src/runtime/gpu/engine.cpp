@@ -484,18 +484,7 @@ std::unique_ptr<Engine::Choice> Engine::kernel_choice(const Candidate& cand, con
   ch->rank = cand.rank;
   ch->library = lib_path;
   ch->sm_count = sm_count(c.device);
-  cks_problem p{};
-  p.m = static_cast<int>(c.m);
-  p.n = static_cast<int>(c.n);
-  p.k = static_cast<int>(c.k);
-  p.A = c.a;
-  p.B = c.b;
-  p.D = c.d;
-  p.alpha = c.alpha;
-  p.beta = 0.0f;
-  p.knobs = ch->knobs;
-  p.device_id = c.device;
-  p.sm_count = ch->sm_count;
+  cks_problem p = kernel_problem(*ch, c, c.a, c.b, c.d);
   const int st = lib.api->can_implement(index, &p);
   if (st != CKS_OK) {
     why = pick + (st == CKS_CANNOT_IMPLEMENT ? " cannot run this problem (CUTLASS can_implement)"
@@ -649,19 +638,24 @@ void Engine::run_choice(const Choice& ch, Entry& e, const Call& c) {
   run_kernel(ch, c);
 }
 
-void Engine::run_kernel(const Choice& ch, const Call& c) {
+cks_problem Engine::kernel_problem(const Choice& ch, const Call& c, const void* a, const void* b, void* d) {
   cks_problem p{};
   p.m = static_cast<int>(c.m);
   p.n = static_cast<int>(c.n);
   p.k = static_cast<int>(c.k);
-  p.A = c.a;
-  p.B = c.b;
-  p.D = c.d;
+  p.A = a;
+  p.B = b;
+  p.D = d;
   p.alpha = c.alpha;
   p.beta = 0.0f;
   p.knobs = ch.knobs;
   p.device_id = c.device;
   p.sm_count = ch.sm_count;
+  return p;
+}
+
+void Engine::run_kernel(const Choice& ch, const Call& c) {
+  cks_problem p = kernel_problem(ch, c, c.a, c.b, c.d);
   // The op for these operands: cached, or initialized (and cached in place of the least recently used).
   auto op_for = [&](void* workspace, bool& fresh) {
     fresh = false;
@@ -952,17 +946,7 @@ std::unique_ptr<Engine::Choice> Engine::autotune(Entry& e, const Call& c, const 
   std::vector<bool> alive(total, true);
   for (size_t i = 0; i < n; ++i) {
     for (const auto& r : reps) {
-      cks_problem p{};
-      p.m = static_cast<int>(c.m);
-      p.n = static_cast<int>(c.n);
-      p.k = static_cast<int>(c.k);
-      p.A = r.a;
-      p.B = r.b;
-      p.D = r.d;
-      p.alpha = c.alpha;
-      p.knobs = kernels[i]->knobs;
-      p.device_id = c.device;
-      p.sm_count = kernels[i]->sm_count;
+      cks_problem p = kernel_problem(*kernels[i], c, r.a, r.b, r.d);
       cks_op raw = nullptr;
       if (kernels[i]->api->initialize(kernels[i]->index, &p, ws, ts, &raw) != CKS_OK || !raw) {
         alive[i] = false;

@@ -115,6 +115,8 @@ class Engine {
   bool maybe_retune(Entry& e, const Call& c, CompileService& cs, uint64_t generation);
   void run_choice(const Choice& ch, Entry& e, const Call& c);
   void run_kernel(const Choice& ch, const Call& c);
+  // The kernel library's problem for a call on operands (a, b, d): the call's own or a replica's.
+  static cks_problem kernel_problem(const Choice& ch, const Call& c, const void* a, const void* b, void* d);
   void run_cublas(Entry& e, const Call& c, int algo = 0);  // algo: the heuristic's index (256-byte-aligned calls)
   StreamWorkspace& stream_workspace(int device, cudaStream_t stream);
   int sm_count(int device);
