@@ -3,7 +3,7 @@
 # binaries built here (libstdc++ static, glibc 2.36 runs on the H200 host's 2.39) and the CUTLASS
 # headers as one xz tarball (1 MB instead of 27 MB; lease.sh unpacks it into third_party/).
 # A call's working tree may not exceed 64 MiB: committed shards (data/shards, tens of MB) count
-# too, so move them aside for the calls (`mv data/shards /tmp/cks-shards-hold` and back after);
+# too, so move them out for the calls (`scripts/device/slim_tree.sh out`, and `in` after);
 # plans the device needs are built from code, not from the shards.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -15,7 +15,7 @@
 #   PY=/path/to/python3.12 scripts/device/pack_python.sh      (KCACHE=.kcache BUILD=build TOP=1 by default)
 # TOP=N bundles the model's top N of each problem (autotune mode, python_check.sh MODE=autotune, times them).
 # A change to python/cks/*.py only: scripts/device/repack_wheel.sh refreshes the wheel in seconds.
-# Then on the device (carry [".carry/py"]; move data/shards aside, the call carries at most 64 MiB):
+# Then on the device (carry [".carry/py"]; scripts/device/slim_tree.sh out first, the call carries at most 64 MiB):
 #   bash scripts/device/python_check.sh
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -55,7 +55,7 @@ if ! ls "$KCACHE"/cks_*.so > /dev/null 2>&1; then
   echo "pack_python.sh: no libraries in $KCACHE: no bundle; on the device run scripts/device/python_bundle.sh" \
        "(until it says complete), then python_check.sh" >&2
   du -sh "$OUTDIR"/*
-  echo "carry: [\".carry/py\"]  (and move data/shards aside: the call carries at most 64 MiB)"
+  echo "carry: [\".carry/py\"]  (and scripts/device/slim_tree.sh out for the call, in after: it carries at most 64 MiB)"
   exit 0
 fi
 python3 scripts/device/python_check.py --problems ${SHAPES:+--shapes "$SHAPES"} > "$TMP/problems.csv"
@@ -80,4 +80,4 @@ mkdir -p "$TMP/kc"
 echo "pack_python.sh: $(ls "$TMP/bundle/kernels" 2> /dev/null | grep -c '\.so$') libraries in the bundle" >&2
 tar -cJf "$OUTDIR/bundle.tar.xz" -C "$TMP" bundle
 du -sh "$OUTDIR"/*
-echo "carry: [\".carry/py\"]  (and move data/shards aside: the call carries at most 64 MiB)"
+echo "carry: [\".carry/py\"]  (and scripts/device/slim_tree.sh out for the call, in after: it carries at most 64 MiB)"

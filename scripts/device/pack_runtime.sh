@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Fills .carry/rt/ (ignored) with what scripts/device/runtime_check.sh needs on the H200 machine,
 # in under 20 MB so that it fits the 64 MiB a device call carries beside the tracked tree (move
-# data/shards aside for the call, as for the leases: `mv data/shards /tmp/cks-shards-hold`):
+# the large tracked files out for the call, as for the leases: `scripts/device/slim_tree.sh out`, then `in`):
 #   rt.tar.xz       bin/cks, bin/cks_runtime_bench, lib/libcks.so.0, lib/libcks_runtime.so.0 (built here)
 #   cutlass.tar.xz  the CUTLASS headers (as scripts/device/pack_carry.sh packs them)
 #   kcache.tar.xz   the compiled libraries of the home compile cache ($KCACHE, default .kcache) that
@@ -84,4 +84,4 @@ if [ -n "$MODEL" ]; then
   xz -T0 -6 -c "$MODEL" > "$OUTDIR/model.json.xz"
 fi
 du -sh "$OUTDIR"/*
-echo "carry: [\".carry/rt\"]  (and move data/shards aside: the call carries at most 64 MiB)"
+echo "carry: [\".carry/rt\"]  (and scripts/device/slim_tree.sh out for the call, in after: it carries at most 64 MiB)"
