@@ -3,7 +3,7 @@ reduction): the training groups with at most 16 output tiles of 128x128 and K >=
 fastest measured kernels; the round-robin choice of base groups within a kernel budget; the
 side-by-side plan file; and, for the reads, each candidate's median over its repetitions.
 Imported by data/plans/lease43/pick43b.py, read43b.py, data/plans/lease45/pick45.py, read45.py,
-data/plans/lease46/pick46.py and data/plans/lease47/pick47.py.
+data/plans/lease46/pick46.py, data/plans/lease47/pick47.py and data/plans/lease49/pick49.py, read49.py.
 """
 import collections, csv, datetime, json, math, os, random, sqlite3, statistics, subprocess, zlib
 
@@ -39,6 +39,28 @@ def load(reg):
         elif tf > best[key].get(kid, (0, ""))[0]:
             best[key][kid] = (tf, knobs)
     return groups, streamk, best, cublas
+
+
+def train_groups(reg, where):
+    """(groups, best, cublas) for the training groups matching the SQL condition `where` (on m, n,
+    k, layout): {key: dims and tags}, per group {kernel: (best TFLOP/s, its knobs)}, per group
+    cuBLAS's best. Used by the plans that pick their groups by shape (leases 47 and 49)."""
+    db = sqlite3.connect(f"file:{reg}?mode=ro", uri=True)
+    groups = {}
+    for key, m, n, k, layout, tags in db.execute(
+            f"SELECT key, m, n, k, layout, tags_json FROM groups WHERE set_name = 'train' AND {where}"):
+        groups[key] = dict(m=m, n=n, k=k, layout=layout, tags=json.loads(tags))
+    db.execute("CREATE TEMP TABLE want(key TEXT PRIMARY KEY)")
+    db.executemany("INSERT INTO want VALUES (?)", [(g,) for g in groups])
+    best = collections.defaultdict(dict)
+    cublas = {}
+    for key, kid, knobs, tf in db.execute("SELECT group_key, kernel_id, knobs, tflops FROM measurements JOIN want ON "
+                                          "want.key = group_key WHERE status = 'ok'"):
+        if kid == "cublas":
+            cublas[key] = max(cublas.get(key, 0), tf)
+        elif tf > best[key].get(kid, (0, ""))[0]:
+            best[key][kid] = (tf, knobs)
+    return groups, best, cublas
 
 
 def raster(knobs):

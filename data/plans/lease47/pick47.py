@@ -20,7 +20,7 @@ share). Training groups only; groups round robin over the layouts.
 
     pick47.py REG OUT.jsonl [ROUND] [REPS]     ($CKS: the cks binary, default build/bin/cks)
 """
-import collections, json, os, sqlite3, sys
+import os, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import fewtile  # noqa: E402  (the side-by-side plan writer, catalogue_show)
@@ -34,21 +34,7 @@ def kernel_id(canonical):
     return fewtile.catalogue_show(canonical)["id"]
 
 
-db = sqlite3.connect(f"file:{reg}?mode=ro", uri=True)
-groups = {}
-for key, m, n, k, layout, tags in db.execute(
-        "SELECT key, m, n, k, layout, tags_json FROM groups WHERE set_name = 'train' AND m <= 128 AND n <= 1024 AND k >= 4096"):
-    groups[key] = dict(m=m, n=n, k=k, layout=layout, tags=json.loads(tags))
-db.execute("CREATE TEMP TABLE want(key TEXT PRIMARY KEY)")
-db.executemany("INSERT INTO want VALUES (?)", [(g,) for g in groups])
-best = collections.defaultdict(dict)
-cublas = {}
-for key, kid, knobs, tf in db.execute("SELECT group_key, kernel_id, knobs, tflops FROM measurements JOIN want ON "
-                                      "want.key = group_key WHERE status = 'ok'"):
-    if kid == "cublas":
-        cublas[key] = max(cublas.get(key, 0), tf)
-    elif tf > best[key].get(kid, (0, ""))[0]:
-        best[key][kid] = (tf, knobs)
+groups, best, cublas = fewtile.train_groups(reg, "m <= 128 AND n <= 1024 AND k >= 4096")
 
 ids = {}
 plan = {}

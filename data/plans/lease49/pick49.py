@@ -19,7 +19,7 @@ M', split-K 2, 4 and 8 with the deterministic reduction.
 
     pick49.py REG OUT.jsonl [ROUND] [REPS]     ($CKS: the cks binary, default build/bin/cks)
 """
-import collections, json, os, sqlite3, sys
+import os, sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import fewtile  # noqa: E402  (the side-by-side plan writer, catalogue_show)
@@ -28,21 +28,7 @@ reg, dst = sys.argv[1], sys.argv[2]
 rnd = int(sys.argv[3]) if len(sys.argv) > 3 else 111
 reps = int(sys.argv[4]) if len(sys.argv) > 4 else 2
 
-db = sqlite3.connect(f"file:{reg}?mode=ro", uri=True)
-groups = {}
-for key, m, n, k, layout, tags in db.execute(
-        "SELECT key, m, n, k, layout, tags_json FROM groups WHERE set_name = 'train' AND m <= 64 AND n <= 4096 AND k >= 8192"):
-    groups[key] = dict(m=m, n=n, k=k, layout=layout, tags=json.loads(tags))
-db.execute("CREATE TEMP TABLE want(key TEXT PRIMARY KEY)")
-db.executemany("INSERT INTO want VALUES (?)", [(g,) for g in groups])
-best = collections.defaultdict(dict)
-cublas = {}
-for key, kid, knobs, tf in db.execute("SELECT group_key, kernel_id, knobs, tflops FROM measurements JOIN want ON "
-                                      "want.key = group_key WHERE status = 'ok'"):
-    if kid == "cublas":
-        cublas[key] = max(cublas.get(key, 0), tf)
-    elif tf > best[key].get(kid, (0, ""))[0]:
-        best[key][kid] = (tf, knobs)
+groups, best, cublas = fewtile.train_groups(reg, "m <= 64 AND n <= 4096 AND k >= 8192")
 
 ids = {}
 plan = {}
