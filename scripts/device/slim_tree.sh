@@ -8,7 +8,8 @@
 # as deleted (it happened once, session 40, and was undone before it left the machine).
 #
 #   scripts/device/slim_tree.sh out      move every tracked file of at least $MIN_KB (default 256)
-#                                        KiB to $HOLD (default ../<repo>-hold), listed in its manifest
+#                                        KiB to $HOLD (default ../<repo>-hold), listed in its manifest,
+#                                        except Markdown and files with uncommitted changes
 #   scripts/device/slim_tree.sh in       move them back (per the manifest) and drop the guard
 #   scripts/device/slim_tree.sh status   what is out, and the size a call would carry now
 # Refuses `out` while a manifest exists (files already out) and `in` over a file that came back
@@ -30,8 +31,13 @@ case "${1:-}" in
   out)
     [ ! -e "$MANIFEST" ] || { echo "slim_tree.sh: files are already out ($MANIFEST); run 'in' first" >&2; exit 2; }
     mkdir -p "$HOLD"
+    # Markdown (NOTES.md is large) and files with uncommitted changes stay: they are what one
+    # edits between calls, and a file edited while out would come back as the old one.
+    git diff --name-only HEAD > "$HOLD/changed.tmp"
     git ls-files -z | xargs -0 -r stat -c '%s %n' 2> /dev/null |
-      awk -v min=$((MIN_KB * 1024)) '$1 >= min {sub(/^[0-9]+ /, ""); print}' > "$HOLD/manifest.tmp"
+      awk -v min=$((MIN_KB * 1024)) '$1 >= min && $2 !~ /\.md$/ {sub(/^[0-9]+ /, ""); print}' |
+      grep -vxF -f "$HOLD/changed.tmp" > "$HOLD/manifest.tmp" || true
+    rm -f "$HOLD/changed.tmp"
     n=0
     while IFS= read -r f; do
       mkdir -p "$HOLD/$(dirname "$f")"

@@ -14,13 +14,19 @@ cd "$R"
 git init -q . && git config user.email t@example.com && git config user.name t
 head -c 600000 /dev/urandom > data/shards/big.db.gz
 head -c 1000 /dev/urandom > data/small.txt
+head -c 600000 /dev/urandom | base64 > NOTES.md
+head -c 600000 /dev/urandom > data/edited.bin
 git add -A && git commit -qm init
+echo "an uncommitted edit" >> data/edited.bin
 sum=$(sha256sum data/shards/big.db.gz | cut -d' ' -f1)
 HOLD=$T/hold bash scripts/device/slim_tree.sh out > "$T/out.log"
 [ ! -e data/shards/big.db.gz ] || fail "the large file is still in the tree"
 [ -e data/small.txt ] || fail "the small file was moved"
+[ -e NOTES.md ] || fail "a Markdown file was moved"
+[ -e data/edited.bin ] || fail "a file with uncommitted changes was moved"
 [ -e "$T/hold/data/shards/big.db.gz" ] || fail "the large file is not in the hold"
 if HOLD=$T/hold bash scripts/device/slim_tree.sh out 2> /dev/null; then fail "a second out was accepted"; fi
+git add data/edited.bin && git commit -qm "the edit" || fail "committing the edit failed"
 echo x >> data/small.txt
 if git commit -qam "would delete the corpus" 2> /dev/null; then fail "a commit deleting the moved files was accepted"; fi
 git reset -q
