@@ -23,6 +23,16 @@ MIN_KB=${MIN_KB:-256}
 HOOK=$(git rev-parse --git-path hooks)/pre-commit
 MARK="# cks slim_tree guard"
 
+move_listed() {  # LIST FROM_PREFIX TO_PREFIX: moves each listed path, making its folder; prints the count
+  local n=0 f
+  while IFS= read -r f; do
+    mkdir -p "$(dirname "$3$f")"
+    mv "$2$f" "$3$f"
+    n=$((n + 1))
+  done < "$1"
+  echo "$n"
+}
+
 carried_bytes() {  # what a call carries without `carry`: tracked and untracked, unignored files present
   git ls-files -z -co --exclude-standard | xargs -0 -r stat -c '%s' 2> /dev/null | awk '{s += $1} END {print s + 0}'
 }
@@ -38,12 +48,7 @@ case "${1:-}" in
       awk -v min=$((MIN_KB * 1024)) '$1 >= min && $2 !~ /\.md$/ {sub(/^[0-9]+ /, ""); print}' |
       grep -vxF -f "$HOLD/changed.tmp" > "$HOLD/manifest.tmp" || true
     rm -f "$HOLD/changed.tmp"
-    n=0
-    while IFS= read -r f; do
-      mkdir -p "$HOLD/$(dirname "$f")"
-      mv "$f" "$HOLD/$f"
-      n=$((n + 1))
-    done < "$HOLD/manifest.tmp"
+    n=$(move_listed "$HOLD/manifest.tmp" "" "$HOLD/")
     mv "$HOLD/manifest.tmp" "$MANIFEST"
     if [ -e "$HOOK" ] && ! grep -q "$MARK" "$HOOK"; then
       echo "slim_tree.sh: $HOOK exists and is not ours; no guard installed (do not commit with -a)" >&2
@@ -67,12 +72,7 @@ EOF
     while IFS= read -r f; do
       [ ! -e "$f" ] || { echo "slim_tree.sh: $f is back in the tree already; left $HOLD/$f, stopped" >&2; exit 2; }
     done < "$MANIFEST"
-    n=0
-    while IFS= read -r f; do
-      mkdir -p "$(dirname "$f")"
-      mv "$HOLD/$f" "$f"
-      n=$((n + 1))
-    done < "$MANIFEST"
+    n=$(move_listed "$MANIFEST" "$HOLD/" "")
     rm -f "$MANIFEST"
     ! grep -qs "$MARK" "$HOOK" || rm -f "$HOOK"
     echo "slim_tree.sh: $n file(s) back in the tree"
