@@ -99,9 +99,25 @@ struct KernelDesc {
   EpilogueSchedule epilogue = EpilogueSchedule::tma_ws_cooperative;
   TileSchedulerKind scheduler = TileSchedulerKind::persistent;
   bool swapped = false;             // runs D^T = B^T A^T with a row-major D^T (see above)
+  // A *sliced-K* kernel (sliced = true; docs/catalogue.md, "Sliced-K kernels"): deterministic
+  // parallel split-K. The kernel runs S = knobs.splits independent GEMMs over K slices of K / S
+  // (a batched GEMM, L = S) into FP32 partials in its workspace, and a second kernel sums the S
+  // partials in a fixed order into D. Unlike the stream-K scheduler's split-K (deterministic: each
+  // split waits for the one before; nondeterministic: atomics), the slices run and reduce in
+  // parallel and the result is bitwise reproducible; any mainloop works (ping-pong's 64-row tiles
+  // too). Only with the no-smem epilogue (its FP32 store needs no staging) and the persistent or
+  // basic scheduler. Measured by plans (KnobScope::measurable) before any selector ranks them: no
+  // catalogue holds them; find_kernel() resolves their IDs.
+  bool sliced = false;
 
   // The operand layout of the CUTLASS kernel it instantiates (swap_layout(layout) if swapped).
   Layout kernel_layout() const { return swapped ? swap_layout(layout) : layout; }
+  // The sliced-K variant of this kernel (throws Error when it has none: sliced already, a TMA
+  // epilogue, or the stream-K scheduler).
+  KernelDesc sliced_variant() const;
+  // Why this kernel has no sliced-K variant ("" when it has one).
+  std::string sliced_unsupported() const;
+
   // The catalogue kernel whose mainloop it shares: itself, or for a swapped kernel the kernel of
   // swap_layout(layout) with the same tile, cluster and schedules (column-major D).
   KernelDesc unswapped() const;
@@ -117,7 +133,8 @@ struct KernelDesc {
   int cluster_size() const { return cm * cn; }
 
   // Canonical text, e.g. "sm90_bf16_tn_128x128x64_2x1x1_s0_cooperative+tma_ws_cooperative+persistent";
-  // a swapped kernel appends "+swap" (so every unswapped kernel keeps its ID).
+  // a swapped kernel appends "+swap", a sliced-K kernel "+slicek" (after "+swap" when both), so
+  // every earlier kernel keeps its ID.
   std::string canonical() const;
   // Stable ID: "k" + 16 hex digits of fnv1a64(canonical()).
   std::string id() const;

@@ -78,25 +78,61 @@ std::optional<uint32_t> Catalogue::find(std::string_view kernel_id) const {
   return it->second;
 }
 
+namespace {
+
+// Sorted (ID, index) pairs of the kernels `make` derives from each kernel of `base` that `keep`
+// admits: the lookup tables of the kernels no catalogue holds (swapped, sliced-K).
+template <class Keep, class Make>
+std::vector<std::pair<std::string, uint32_t>> derived_index(const Catalogue& base, Keep keep, Make make) {
+  std::vector<std::pair<std::string, uint32_t>> index;
+  for (uint32_t i = 0; i < base.kernels().size(); ++i)
+    if (keep(base.kernels()[i])) index.emplace_back(make(base.kernels()[i]).id(), i);
+  std::sort(index.begin(), index.end());
+  return index;
+}
+
+std::optional<uint32_t> find_in(const std::vector<std::pair<std::string, uint32_t>>& index, std::string_view id) {
+  auto it = std::lower_bound(index.begin(), index.end(), id,
+                             [](const auto& entry, std::string_view key) { return entry.first < key; });
+  if (it == index.end() || it->first != id) return std::nullopt;
+  return it->second;
+}
+
+// The swapped kernels of `layout` (the twins of swap_layout(layout)'s catalogue) or, with
+// `sliced`, the sliced-K variants of `layout`'s kernels and of those twins, by ID.
+std::optional<KernelDesc> find_derived(Layout layout, std::string_view kernel_id, bool sliced) {
+  static std::once_flag once[2][kLayouts.size()];
+  static std::vector<std::pair<std::string, uint32_t>> index[2][kLayouts.size()][2];
+  const auto l = static_cast<size_t>(layout);
+  const Catalogue& own = Catalogue::get(layout);
+  const Catalogue& other = Catalogue::get(swap_layout(layout));
+  auto any = [](const KernelDesc&) { return true; };
+  auto has_slice = [](const KernelDesc& k) { return k.sliced_unsupported().empty(); };
+  std::call_once(once[sliced][l], [&] {
+    if (!sliced) {
+      index[0][l][1] = derived_index(other, any, [](const KernelDesc& k) { return k.swapped_twin(); });
+    } else {
+      index[1][l][0] = derived_index(own, has_slice, [](const KernelDesc& k) { return k.sliced_variant(); });
+      index[1][l][1] =
+          derived_index(other, has_slice, [](const KernelDesc& k) { return k.swapped_twin().sliced_variant(); });
+    }
+  });
+  if (sliced)
+    if (const auto i = find_in(index[1][l][0], kernel_id)) return own.kernels()[*i].sliced_variant();
+  if (const auto i = find_in(index[sliced][l][1], kernel_id)) {
+    const KernelDesc twin = other.kernels()[*i].swapped_twin();
+    return sliced ? twin.sliced_variant() : twin;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<KernelDesc> find_kernel(Layout layout, std::string_view kernel_id) {
   const Catalogue& cat = Catalogue::get(layout);
   if (const auto i = cat.find(kernel_id)) return cat.kernels()[*i];
-  // The swapped kernels of `layout`: the twins of swap_layout(layout)'s catalogue, by ID.
-  static std::once_flag once[kLayouts.size()];
-  static std::vector<std::pair<std::string, uint32_t>> twins[kLayouts.size()];
-  const auto l = static_cast<size_t>(layout);
-  const Catalogue& base = Catalogue::get(swap_layout(layout));
-  std::call_once(once[l], [&] {
-    auto& index = twins[l];
-    index.reserve(base.kernels().size());
-    for (uint32_t i = 0; i < base.kernels().size(); ++i) index.emplace_back(base.kernels()[i].swapped_twin().id(), i);
-    std::sort(index.begin(), index.end());
-  });
-  const auto& index = twins[l];
-  auto it = std::lower_bound(index.begin(), index.end(), kernel_id,
-                             [](const auto& entry, std::string_view id) { return entry.first < id; });
-  if (it == index.end() || it->first != kernel_id) return std::nullopt;
-  return base.kernels()[it->second].swapped_twin();
+  if (auto k = find_derived(layout, kernel_id, false)) return k;
+  return find_derived(layout, kernel_id, true);
 }
 
 std::optional<Candidate> Catalogue::find_candidate(std::string_view kernel_id, std::string_view knobs) const {

@@ -12,6 +12,9 @@
 // row-major C and D: the CUTLASS problem is the transposed one, (N, M, K), and its row-major D^T
 // is the caller's column-major D. The generated library swaps the operands and dimensions.
 //
+// A sliced-K kernel (KernelDesc::sliced) is the same kernel with an FP32 D (alignment 4): the
+// batched GEMM over K slices whose partials the generated library then sums into the bf16 D.
+//
 // One deliberate difference from the generator: for the C = void epilogue the generator passes
 // AlignmentC = 0 to TMA epilogues (get_tma_alignment(void)) and 8 to the no-smem one; we pass 8
 // everywhere. The SM90 builders ignore AlignmentC when C is void (detail::is_aligned is true for a
@@ -76,9 +79,9 @@ using {n}_epilogue =
     cutlass::epilogue::collective::EpilogueTileAuto,
     float, float,
     void, {layout_d}, 8,
-    cutlass::bfloat16_t, {layout_d}, 8,
+    {element_d}, {layout_d}, {align_d},
     {epi_schedule},
-    cutlass::epilogue::fusion::LinearCombination<cutlass::bfloat16_t, float, void, float>
+    cutlass::epilogue::fusion::LinearCombination<{element_d}, float, void, float>
   >::CollectiveOp;
 
 using {n}_mainloop =
@@ -107,7 +110,9 @@ using {n} = cutlass::gemm::device::GemmUniversalAdapter<{n}_kernel>;
       fmt::arg("cluster", cluster), fmt::arg("epi_schedule", epilogue_schedule_tag(k.epilogue)),
       fmt::arg("layout_a", layout_tag(a_row_major(k.kernel_layout()))),
       fmt::arg("layout_b", layout_tag(b_row_major(k.kernel_layout()))), fmt::arg("layout_d", layout_tag(k.swapped)), fmt::arg("stages", stages),
-      fmt::arg("kernel_schedule", kernel_schedule_tag(k.mainloop)), fmt::arg("scheduler", tile_scheduler_tag(k)));
+      fmt::arg("kernel_schedule", kernel_schedule_tag(k.mainloop)), fmt::arg("scheduler", tile_scheduler_tag(k)),
+      // A sliced-K kernel stores FP32 partials (16-byte aligned: 4 elements); the others bf16 D.
+      fmt::arg("element_d", k.sliced ? "float" : "cutlass::bfloat16_t"), fmt::arg("align_d", k.sliced ? 4 : 8));
 }
 
 }  // namespace cks

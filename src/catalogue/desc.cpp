@@ -83,7 +83,7 @@ std::string kernel_axis_value(const KernelDesc& k, std::string_view axis) {
   throw Error("unknown kernel axis '" + std::string(axis) + "' (expected " + known + ")");
 }
 
-// "sm90_bf16_<layout>_<tm>x<tn>x<tk>_<cm>x<cn>x1_s<stages>_<mainloop>+<epilogue>+<scheduler>[+swap]"
+// "sm90_bf16_<layout>_<tm>x<tn>x<tk>_<cm>x<cn>x1_s<stages>_<mainloop>+<epilogue>+<scheduler>[+swap][+slicek]"
 // The epilogue name may itself contain underscores, so it is separated by '+' instead.
 std::string KernelDesc::canonical() const {
   // "sm90_bf16_<layout>_<tm>x<tn>x<tk>_<cm>x<cn>x1_s<stages>_<mainloop>+<epilogue>+<scheduler>",
@@ -116,7 +116,25 @@ std::string KernelDesc::canonical() const {
   put("+");
   put(to_string(scheduler));
   if (swapped) put("+swap");
+  if (sliced) put("+slicek");
   return std::string(buf, p);
+}
+
+std::string KernelDesc::sliced_unsupported() const {
+  if (sliced) return "it is sliced-K already";
+  if (epilogue != EpilogueSchedule::no_smem)
+    return "sliced-K kernels store FP32 partials through the no-smem epilogue (this one has " +
+           std::string(to_string(epilogue)) + ")";
+  if (scheduler == TileSchedulerKind::stream_k) return "sliced-K kernels take the persistent or basic scheduler, not stream-K";
+  return "";
+}
+
+KernelDesc KernelDesc::sliced_variant() const {
+  if (const std::string why = sliced_unsupported(); !why.empty())
+    throw Error("kernel " + canonical() + " has no sliced-K variant: " + why);
+  KernelDesc k = *this;
+  k.sliced = true;
+  return k;
 }
 
 KernelDesc KernelDesc::unswapped() const {
@@ -140,8 +158,12 @@ KernelDesc KernelDesc::from_canonical(std::string_view s) {
   const std::string orig(s);
   auto bad = [&]() { return Error("malformed kernel descriptor '" + orig + "'"); };
   auto plus = split(s, '+');
-  if (plus.size() == 4 && plus[3] != "swap") throw bad();
-  if (plus.size() != 3 && plus.size() != 4) throw bad();
+  // Optional suffixes, in this order: "+swap", "+slicek".
+  bool swapped = false, sliced = false;
+  size_t suffixes = 3;
+  if (plus.size() > suffixes && plus[suffixes] == "swap") swapped = true, ++suffixes;
+  if (plus.size() > suffixes && plus[suffixes] == "slicek") sliced = true, ++suffixes;
+  if (plus.size() < 3 || plus.size() != suffixes) throw bad();
   auto head = split(plus[0], '_');
   // sm90, bf16, layout, tile, cluster, sN, mainloop-words...
   if (head.size() < 7 || head[0] != "sm90" || head[1] != "bf16") throw bad();
@@ -161,7 +183,12 @@ KernelDesc KernelDesc::from_canonical(std::string_view s) {
   k.mainloop = parse_mainloop(ml);
   k.epilogue = parse_epilogue(plus[1]);
   k.scheduler = parse_scheduler(plus[2]);
-  k.swapped = plus.size() == 4;
+  k.swapped = swapped;
+  if (sliced) {
+    if (const std::string why = k.sliced_unsupported(); !why.empty())
+      throw Error("malformed kernel descriptor '" + orig + "': " + why);
+    k.sliced = true;
+  }
   return k;
 }
 

@@ -15,6 +15,13 @@
 //
 // Basic (non-persistent) TMA warp-specialized kernel: grid = tiles, no scheduler arguments, so
 // only the default setting.
+//
+// Sliced-K kernels (KernelDesc::sliced): decomposition split_k with the slice count S in
+// {2, 3, 4, 6, 8, 12, 16} (K % (8 S) == 0, or the kernel cannot implement the problem), x raster
+// {along_m, along_n} with max_swizzle 1 for the persistent ones (the basic kernel: raster
+// heuristic). Every scope alike: no catalogue holds them, so only plans ask.
+#include <vector>
+
 #include "cks/catalogue.hpp"
 
 namespace cks {
@@ -25,10 +32,18 @@ constexpr int kSwizzles[] = {1, 2, 4, 8};
 constexpr int kSplits[] = {2, 4, 8};
 // Measured by plans (KnobScope::measurable), not yet ranked by the selector.
 constexpr int kMeasureSplits[] = {16, 32};
+constexpr int kSlices[] = {2, 3, 4, 6, 8, 12, 16};
 }  // namespace
 
 std::vector<RuntimeKnobs> knob_settings(const KernelDesc& k, KnobScope scope) {
   std::vector<RuntimeKnobs> out;
+  if (k.sliced) {
+    const bool persistent = k.mainloop != MainloopSchedule::tma_ws;
+    for (RasterOrder r : persistent ? std::vector<RasterOrder>(std::begin(kRasters), std::end(kRasters))
+                                    : std::vector<RasterOrder>{RasterOrder::heuristic})
+      for (int s : kSlices) out.push_back({r, 1, Decomposition::split_k, s});
+    return out;
+  }
   if (k.mainloop == MainloopSchedule::tma_ws) {
     out.push_back(RuntimeKnobs{});
     return out;

@@ -21,7 +21,7 @@ Violation violation(std::string_view rule, std::string reason) { return {std::st
 const std::vector<std::string_view>& rule_names() {
   static const std::vector<std::string_view> names{
       "tile_m",         "tile_n",        "tile_n_k_major_b", "tile_k",    "cluster_shape", "cooperative_tile_m",
-      "epilogue_schedule", "tile_scheduler", "stages_min",     "smem_capacity", "duplicate_of_auto", "stages_cap"};
+      "epilogue_schedule", "tile_scheduler", "stages_min",     "smem_capacity", "duplicate_of_auto", "stages_cap", "sliced"};
   return names;
 }
 
@@ -64,6 +64,12 @@ Violation first_structural_violation(const KernelDesc& k, const HardwareDesc& hw
   // stream-K scheduler"; sm90_gemm_tma_warpspecialized.hpp: the basic kernel takes no scheduler.
   if (k.scheduler == TileSchedulerKind::stream_k && k.mainloop != MainloopSchedule::cooperative)
     return violation("tile_scheduler", fmt::format("stream-K needs the cooperative mainloop (got {})", to_string(k.mainloop)));
+  // Sliced-K kernels (KernelDesc::sliced): the no-smem epilogue and a non-stream-K scheduler only.
+  if (k.sliced) {
+    KernelDesc plain = k;
+    plain.sliced = false;
+    if (const std::string why = plain.sliced_unsupported(); !why.empty()) return violation("sliced", why);
+  }
   return {};
 }
 
