@@ -53,9 +53,11 @@ Fields detail_fields(const KernelDesc& k, const HardwareDesc& hw) {
   const auto smem = catalogue::smem_layout(k, r.stages);
   const std::string reason = invalid_reason(k, hw);
   auto shape = [](int a, int b) { return std::to_string(a) + "x" + std::to_string(b); };
-  // swapped: runs D^T = B^T A^T with a row-major D^T; kernel_layout: its CUTLASS kernel's layout.
+  // swapped: runs D^T = B^T A^T with a row-major D^T; kernel_layout: its CUTLASS kernel's layout;
+  // sliced: a sliced-K kernel (K slices into FP32 partials, then a fixed-order reduction).
   return {{"swapped", flag(k.swapped)},
           {"kernel_layout", str(to_string(k.kernel_layout()))},
+          {"sliced", flag(k.sliced)},
           {"valid", flag(reason.empty())},
           {"invalid_reason", reason},
           {"wgmma_instruction", std::to_string(k.inst_m()) + "x" + std::to_string(k.inst_n()) + "x" +

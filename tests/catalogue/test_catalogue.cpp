@@ -156,6 +156,82 @@ TEST(CatalogueIds, SwappedKernelValidityIsTheirCutlassKernels) {
   EXPECT_NE(invalid_reason(t, default_hw()).find("K-major B (layout nn)"), std::string::npos);
 }
 
+// Sliced-K kernels (deterministic parallel split-K: a batched GEMM over K slices into FP32
+// partials, then a fixed-order reduction) live outside the catalogues too: the no-smem, non-stream-K
+// kernels of a layout and of its swapped twins each have one, "+slicek" ends its canonical text
+// (after "+swap"), and find_kernel resolves its ID; the other kernels have none.
+TEST(CatalogueIds, SlicedKernelsAreFoundByIdOutsideTheCatalogue) {
+  for (Layout l : kLayouts) {
+    size_t sliced = 0;
+    // The layout's own kernels, then the swapped kernels of the layout (twins of swap_layout(l)'s).
+    for (const bool twin : {false, true}) {
+      const Catalogue& base = Catalogue::get(twin ? swap_layout(l) : l);
+      for (uint32_t i = 0; i < base.kernels().size(); i += 499) {
+        const KernelDesc k = twin ? base.kernels()[i].swapped_twin() : base.kernels()[i];
+        ASSERT_EQ(k.layout, l);
+        const bool admits = k.epilogue == EpilogueSchedule::no_smem && k.scheduler == TileSchedulerKind::persistent;
+        EXPECT_EQ(k.sliced_unsupported().empty(), admits) << k.canonical();
+        if (!admits) {
+          EXPECT_THROW(k.sliced_variant(), Error) << k.canonical();
+          continue;
+        }
+        const KernelDesc s = k.sliced_variant();
+        ++sliced;
+        EXPECT_TRUE(s.sliced);
+        EXPECT_EQ(s.canonical(), k.canonical() + "+slicek");
+        EXPECT_NE(s.id(), k.id());
+        EXPECT_EQ(KernelDesc::from_canonical(s.canonical()), s);
+        EXPECT_EQ(find_kernel(l, s.id()), std::optional<KernelDesc>(s)) << s.canonical();
+        EXPECT_EQ(Catalogue::get(l).find(s.id()), std::nullopt);
+        EXPECT_EQ(invalid_reason(s, default_hw()), "") << s.canonical();
+        EXPECT_THROW(s.sliced_variant(), Error);
+      }
+    }
+    EXPECT_GT(sliced, 10u) << to_string(l);
+  }
+  const auto coop = KernelDesc::from_canonical("sm90_bf16_tn_128x32x128_1x1x1_s0_cooperative+no_smem+persistent+swap+slicek");
+  EXPECT_TRUE(coop.swapped && coop.sliced);
+  EXPECT_EQ(coop.canonical(), "sm90_bf16_tn_128x32x128_1x1x1_s0_cooperative+no_smem+persistent+swap+slicek");
+  // The suffixes come in one order, once each, and only where a sliced-K kernel exists.
+  EXPECT_THROW(KernelDesc::from_canonical("sm90_bf16_tn_128x32x128_1x1x1_s0_cooperative+no_smem+persistent+slicek+swap"), Error);
+  EXPECT_THROW(KernelDesc::from_canonical("sm90_bf16_tn_128x32x128_1x1x1_s0_cooperative+no_smem+persistent+slicek+slicek"), Error);
+  try {
+    KernelDesc::from_canonical("sm90_bf16_tn_128x32x128_1x1x1_s0_cooperative+no_smem+stream_k+slicek");
+    ADD_FAILURE() << "a stream-K sliced-K kernel parsed";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("not stream-K"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(KernelDesc::from_canonical("sm90_bf16_tn_128x32x128_1x1x1_s0_cooperative+tma_ws_cooperative+persistent+slicek"),
+               Error);
+  // A descriptor built by hand is checked by the validity rules.
+  KernelDesc bad = KernelDesc::from_canonical("sm90_bf16_tn_128x32x128_1x1x1_s0_cooperative+tma_ws_cooperative+persistent");
+  bad.sliced = true;
+  EXPECT_EQ(catalogue::first_violation(bad, default_hw()).rule, "sliced");
+}
+
+// A sliced-K kernel takes split-K with its slice count (2-16), deterministic, raster along M or N
+// (the basic kernel: the heuristic only); no swizzle.
+TEST(CatalogueKnobs, SlicedKernelsSweepSliceCounts) {
+  const auto k = KernelDesc::from_canonical("sm90_bf16_nt_64x32x128_1x1x1_s0_pingpong+no_smem+persistent+swap+slicek");
+  const auto knobs = knob_settings(k, KnobScope::measurable);
+  ASSERT_EQ(knobs, knob_settings(k, KnobScope::catalogue));
+  ASSERT_EQ(knobs.size(), 14u);
+  std::set<int> slices;
+  for (const auto& kn : knobs) {
+    EXPECT_EQ(kn.decomposition, Decomposition::split_k);
+    EXPECT_EQ(kn.max_swizzle, 1);
+    EXPECT_EQ(kn.reduction, Reduction::deterministic);
+    EXPECT_NE(kn.raster, RasterOrder::heuristic);
+    slices.insert(kn.splits);
+  }
+  EXPECT_EQ(slices, (std::set<int>{2, 3, 4, 6, 8, 12, 16}));
+  EXPECT_EQ(knobs.front().canonical(), "r=m,s=1,d=sk,k=2");
+  const auto basic = KernelDesc::from_canonical("sm90_bf16_tn_64x64x128_1x1x1_s0_tma_ws+no_smem+persistent+slicek");
+  const auto bk = knob_settings(basic);
+  ASSERT_EQ(bk.size(), 7u);
+  for (const auto& kn : bk) EXPECT_EQ(kn.raster, RasterOrder::heuristic);
+}
+
 TEST(CatalogueKnobs, BasicKernelAdmitsOnlyTheDefault) {
   KernelDesc k{Layout::tn, 128, 128, 64, 1, 1, 0, MainloopSchedule::tma_ws, EpilogueSchedule::no_smem,
                TileSchedulerKind::persistent};

@@ -149,6 +149,33 @@ TEST(CodegenTu, SwappedKernelHasARowMajorDAndTheSwappingRunner) {
   EXPECT_TRUE(has(tu, "const int m = kSwap ? p->n : p->m, n = kSwap ? p->m : p->n;"));
 }
 
+// A sliced-K kernel instantiates its kernel with an FP32 D (alignment 4) and runs through
+// Runner<Gemm, kSwap, true>: a batched GEMM over K slices into the workspace's partials, then the
+// fixed-order reduction kernel into D. `cks emit` does not write those yet, and says so.
+TEST(CodegenTu, SlicedKernelHasAnFp32DAndTheSlicingRunner) {
+  const auto plain = KernelDesc::from_canonical("sm90_bf16_nt_64x32x128_1x1x1_s0_pingpong+no_smem+persistent+swap");
+  const KernelDesc s = plain.sliced_variant();
+  const std::string type = cutlass_type(s, "Gemm");
+  EXPECT_EQ(count(type, "float, cutlass::layout::RowMajor, 4,\n    cutlass::epilogue::NoSmemWarpSpecialized"), 1u) << type;
+  EXPECT_TRUE(has(type, "LinearCombination<float, float, void, float>"));
+  EXPECT_FALSE(has(type, "cutlass::bfloat16_t, cutlass::layout::RowMajor, 8,\n    cutlass::epilogue::"));
+  EXPECT_TRUE(has(cutlass_type(plain, "Gemm"), "LinearCombination<cutlass::bfloat16_t, float, void, float>"));
+  const auto unswapped = KernelDesc::from_canonical("sm90_bf16_tn_64x128x128_1x1x1_s0_pingpong+no_smem+persistent+slicek");
+  const std::string tu = generate_tu({plain, s, unswapped});
+  EXPECT_EQ(count(tu, "&cks_gen::Runner<cks_" + s.id() + "::Gemm, true, true>::can_implement"), 1u);
+  EXPECT_EQ(count(tu, "&cks_gen::Runner<cks_" + unswapped.id() + "::Gemm, false, true>::can_implement"), 1u);
+  EXPECT_EQ(count(tu, "&cks_gen::Runner<cks_" + plain.id() + "::Gemm, true>::can_implement"), 1u);
+  EXPECT_TRUE(has(tu, "__global__ void slice_reduce("));
+  EXPECT_TRUE(has(tu, "args.mode = kSliced ? cutlass::gemm::GemmUniversalMode::kBatched"));
+  EXPECT_TRUE(has(tu, "slice_reduce<<<reduce_blocks, 256, 0, stream>>>(parts, d, mn, slices);"));
+  try {
+    generate_standalone(s, RuntimeKnobs::from_canonical("r=m,s=1,d=sk,k=4"), "gemm");
+    ADD_FAILURE() << "cks emit wrote a sliced-K kernel";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("is a sliced-K kernel"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CodegenTu, RejectsEmptyAndDuplicateBatches) {
   EXPECT_THROW(generate_tu({}), Error);
   const auto k = KernelDesc::from_canonical("sm90_bf16_tn_128x128x64_1x1x1_s0_cooperative+tma_ws_cooperative+persistent");

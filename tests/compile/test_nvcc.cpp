@@ -135,6 +135,67 @@ TEST(CompileNvcc, SmallBatchBuildsExportsTheAbiAndIsCached) {
   EXPECT_EQ(std::filesystem::last_write_time(lib.lib_path), mtime);
 }
 
+// A sliced-K kernel (KernelDesc::sliced) compiles through the same pool, and its host side takes
+// split-K with S slices where S divides K into 16-byte aligned slices: the workspace holds the S
+// FP32 partials (256-byte aligned) before CUTLASS's own part; other knobs are rejected.
+TEST(CompileNvcc, SlicedKernelBuildsAndSizesItsPartials) {
+  REQUIRE_NVCC();
+  ScratchDir dir;
+  const std::vector<KernelDesc> batch{
+      KernelDesc::from_canonical("sm90_bf16_nt_64x32x128_1x1x1_s0_pingpong+no_smem+persistent+swap+slicek")};
+  LibraryResult lib;
+  {
+    CompilePool pool(real_options(dir, 1));
+    pool.submit(batch);
+    const auto libs = drain(pool, kLimit);
+    ASSERT_EQ(libs.size(), 1u);
+    lib = libs[0];
+  }
+  ASSERT_EQ(lib.kernels[0].status, "ok") << lib.kernels[0].error;
+  EXPECT_EQ(lib.kernels[0].spill_store_bytes, 0);
+  void* h = dlopen(lib.lib_path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(h, nullptr) << dlerror();
+  auto get = reinterpret_cast<const cks_kernel_lib* (*)()>(dlsym(h, "cks_kernel_lib_get"));
+  ASSERT_NE(get, nullptr);
+  const cks_kernel_lib* api = get();
+  ASSERT_EQ(api->count(), 1);
+  EXPECT_EQ(api->canonical(0), batch[0].canonical());
+  static char fake_buffer[256];
+  cks_problem p{};
+  p.m = 32;
+  p.n = 1536;
+  p.k = 24576;
+  p.A = p.B = p.D = fake_buffer;
+  p.alpha = 1.0f;
+  p.knobs = {1, 1, 2, 4, 0};  // along M, split-K into 4 slices
+  p.sm_count = 132;
+  EXPECT_EQ(api->can_implement(0, &p), CKS_OK);
+  EXPECT_EQ(api->workspace_size(0, &p), 4u * 32 * 1536 * 4);  // the partials (persistent: no more)
+  p.knobs.splits = 3;                                          // 24576 = 3 x 8192
+  EXPECT_EQ(api->can_implement(0, &p), CKS_OK);
+  EXPECT_EQ(api->workspace_size(0, &p), 3u * 32 * 1536 * 4);
+  p.k = 8128;  // 8 slices of 1016; 16 slices of 508 are not 16-byte aligned
+  p.knobs.splits = 8;
+  EXPECT_EQ(api->can_implement(0, &p), CKS_OK);
+  p.knobs.splits = 16;
+  EXPECT_EQ(api->can_implement(0, &p), CKS_CANNOT_IMPLEMENT);
+  EXPECT_EQ(api->workspace_size(0, &p), 0u);
+  p.knobs = {1, 1, 0, 1, 0};  // no decomposition: a sliced-K kernel needs split-K
+  EXPECT_EQ(api->can_implement(0, &p), CKS_BAD_ARGUMENT);
+  p.knobs = {1, 1, 2, 4, 1};  // its reduction is deterministic only
+  EXPECT_EQ(api->can_implement(0, &p), CKS_BAD_ARGUMENT);
+  p.knobs = {1, 1, 2, 4, 0};
+  p.m = p.n = 16384;  // 4 GiB of partials: not the kind of problem slicing is for
+  EXPECT_EQ(api->can_implement(0, &p), CKS_CANNOT_IMPLEMENT);
+  cks_op op = nullptr;
+  p.m = 32;
+  p.n = 1536;
+  p.k = 24576;
+  EXPECT_EQ(api->initialize(0, &p, nullptr, nullptr, &op), CKS_BAD_ARGUMENT);  // the partials need a workspace
+  EXPECT_EQ(op, nullptr);
+  dlclose(h);
+}
+
 TEST(CompileNvcc, BisectionAttributesAStaticAssertToItsKernel) {
   REQUIRE_NVCC();
   ScratchDir dir;
