@@ -160,3 +160,9 @@ def tiles(m, n):
 SLICES = [("all", lambda r: True), ("tiles <= 4", lambda r: r["tiles"] <= 4), ("tiles 5-16", lambda r: r["tiles"] > 4),
           ("K >= 8192", lambda r: r["k"] >= 8192), ("K < 8192", lambda r: r["k"] < 8192)]
 SLICES += [(f"layout {l}", (lambda l: lambda r: r["layout"] == l)(l)) for l in ("tn", "nt", "nn", "tt")]
+# The small-M, long-K groups' slices (leases 49 and 50).
+SMALL_M_SLICES = [("all", lambda r: True), ("N <= 1024", lambda r: r["n"] <= 1024),
+                  ("N 1025-4096", lambda r: r["n"] > 1024), ("K >= 16384", lambda r: r["k"] >= 16384),
+                  ("K < 16384", lambda r: r["k"] < 16384), ("M <= 32", lambda r: r["m"] <= 32),
+                  ("M 33-64", lambda r: r["m"] > 32)]
+SMALL_M_SLICES += [(f"layout {l}", (lambda l: lambda r: r["layout"] == l)(l)) for l in ("tn", "nt", "nn", "tt")]

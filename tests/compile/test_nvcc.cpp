@@ -31,6 +31,16 @@ CompileOptions real_options(const ScratchDir& dir, int jobs) {
   return o;
 }
 
+// Compiles one batch into one library with a fresh pool of one job (a test failure if it does not
+// come back as exactly one library).
+LibraryResult build_library(const ScratchDir& dir, const std::vector<KernelDesc>& batch) {
+  CompilePool pool(real_options(dir, 1));
+  pool.submit(batch);
+  const auto libs = drain(pool, kLimit);
+  EXPECT_EQ(libs.size(), 1u);
+  return libs.empty() ? LibraryResult{} : libs[0];
+}
+
 std::string run(const std::string& cmd) {
   std::string out;
   if (FILE* p = popen(cmd.c_str(), "r")) {
@@ -51,14 +61,8 @@ TEST(CompileNvcc, SmallBatchBuildsExportsTheAbiAndIsCached) {
       KernelDesc::from_canonical("sm90_bf16_tn_64x128x64_1x1x1_s0_pingpong+no_smem+persistent"),
       // A swapped kernel: the transposed problem with a row-major D (TMA epilogue).
       KernelDesc::from_canonical("sm90_bf16_tn_64x144x64_1x1x1_s0_pingpong+tma_ws+persistent+swap")};
-  LibraryResult lib;
-  {
-    CompilePool pool(real_options(dir, 1));
-    pool.submit(batch);
-    const auto libs = drain(pool, kLimit);
-    ASSERT_EQ(libs.size(), 1u);
-    lib = libs[0];
-  }
+  const LibraryResult lib = build_library(dir, batch);
+  ASSERT_FALSE(lib.kernels.empty());
   ASSERT_FALSE(lib.cached);
   ASSERT_TRUE(std::filesystem::exists(lib.lib_path)) << lib.lib_path;
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -143,14 +147,8 @@ TEST(CompileNvcc, SlicedKernelBuildsAndSizesItsPartials) {
   ScratchDir dir;
   const std::vector<KernelDesc> batch{
       KernelDesc::from_canonical("sm90_bf16_nt_64x32x128_1x1x1_s0_pingpong+no_smem+persistent+swap+slicek")};
-  LibraryResult lib;
-  {
-    CompilePool pool(real_options(dir, 1));
-    pool.submit(batch);
-    const auto libs = drain(pool, kLimit);
-    ASSERT_EQ(libs.size(), 1u);
-    lib = libs[0];
-  }
+  const LibraryResult lib = build_library(dir, batch);
+  ASSERT_EQ(lib.kernels.size(), 1u);
   ASSERT_EQ(lib.kernels[0].status, "ok") << lib.kernels[0].error;
   EXPECT_EQ(lib.kernels[0].spill_store_bytes, 0);
   void* h = dlopen(lib.lib_path.c_str(), RTLD_NOW | RTLD_LOCAL);

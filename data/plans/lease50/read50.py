@@ -48,10 +48,7 @@ for base, ((m, n, k, layout), med) in fewtile.medians(reg, rnd).items():
                     before_vs_cublas=others[bo] / cub if cub else float("nan"),
                     after_vs_cublas=max(sliced[bs], others[bo]) / cub if cub else float("nan")))
 
-slices = [("all", lambda r: True), ("N <= 1024", lambda r: r["n"] <= 1024), ("N 1025-4096", lambda r: r["n"] > 1024),
-          ("K >= 16384", lambda r: r["k"] >= 16384), ("K < 16384", lambda r: r["k"] < 16384),
-          ("M <= 32", lambda r: r["m"] <= 32), ("M 33-64", lambda r: r["m"] > 32)]
-slices += [(f"layout {l}", (lambda l: lambda r: r["layout"] == l)(l)) for l in ("tn", "nt", "nn", "tt")]
+slices = fewtile.SMALL_M_SLICES
 print(f"{len(out)} base groups of round {rnd}")
 print("| slice | groups | sliced-K best in | its best / the others' best (geomean) | "
       + " | ".join(f"S={s}" for s in SLICES) + " | best / cuBLAS before | after (median) |")
