@@ -20,10 +20,18 @@ std::string generate_tu(const std::vector<KernelDesc>& kernels);
 // for -arch=sm_90a, the nvcc command line as a comment, the includes, the kernel-library ABI types
 // and the runtime part that generate_tu() emits, the kernel's type (cutlass_type) and an
 // `extern "C"` host function `function` that builds the CUTLASS arguments with `knobs` applied
-// and runs the kernel. Needs only the CUTLASS 4.2 headers and the CUDA toolkit.
-// Throws Error when the knobs are neither a setting of the kernel (knob_settings) nor CUTLASS's
-// defaults (RuntimeKnobs{}), or `function` is not a C identifier.
+// and runs the kernel. Needs only the CUTLASS 4.2 headers and the CUDA toolkit. A sliced-K kernel
+// (KernelDesc::sliced) gets the sliced-K runtime part too, and its host function sizes and takes the
+// workspace (the FP32 partials, then CUTLASS's own), runs the batched GEMM over the K slices and
+// launches slice_reduce into D.
+// Throws Error when the knobs are neither a setting of the kernel (knob_settings, KnobScope::measurable)
+// nor CUTLASS's defaults (RuntimeKnobs{}; a sliced-K kernel has none: its slice count is a knob), or
+// `function` is not a C identifier.
 std::string generate_standalone(const KernelDesc& k, const RuntimeKnobs& knobs, const std::string& function = "run_gemm");
+// The knobs `cks emit` bakes in without --knobs: CUTLASS's defaults (RuntimeKnobs{}), or for a
+// sliced-K kernel its first setting (knob_settings: the fewest slices, r=m,s=1,d=sk,k=2 for a
+// persistent kernel, r=h,... for the basic one).
+RuntimeKnobs standalone_default_knobs(const KernelDesc& k);
 // The nvcc flags of a standalone file compiled to an object: nvcc_flags() without the ones that
 // make the cache's shared libraries (-shared, -Xcompiler=-fPIC, hidden visibility, -Xptxas=-v).
 std::vector<std::string> standalone_nvcc_flags();

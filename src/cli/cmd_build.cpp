@@ -103,7 +103,8 @@ void register_codegen(CLI::App& app) {
     cmd->add_option("kernel", kernel, "kernel ID (k + 16 hex digits, e.g. from `cks select`) or canonical descriptor")
         ->required();
     cmd->add_option("--knobs", knobs_text,
-                    "runtime knobs the host function applies, e.g. r=m,s=2,d=h,k=1 (default: CUTLASS's r=h,s=1,d=h,k=1)");
+                    "runtime knobs the host function applies, e.g. r=m,s=2,d=h,k=1 (default: CUTLASS's r=h,s=1,d=h,k=1; "
+                    "a sliced-K kernel: its first setting, 2 slices)");
     cmd->add_option("--layout", layout, "catalogue layout the ID belongs to: tn, nt, nn or tt (default: search all)");
     cmd->add_option("-o,--out", out, "write the file here instead of stdout");
     cmd->add_option("--name", function, "name of the extern \"C\" host function")->capture_default_str();
@@ -116,9 +117,16 @@ void register_codegen(CLI::App& app) {
         throw Error("kernel " + k.canonical() + " is not in the " + std::string(to_string(k.layout)) +
                     " catalogue (" + (why.empty() ? "not enumerated" : why) + ")");
       }
-      const RuntimeKnobs knobs = knobs_text.empty() ? RuntimeKnobs{} : RuntimeKnobs::from_canonical(knobs_text);
+      // No --knobs: CUTLASS's defaults, or a sliced-K kernel's first setting (it has no default).
+      const RuntimeKnobs knobs =
+          knobs_text.empty() ? standalone_default_knobs(k) : RuntimeKnobs::from_canonical(knobs_text);
       const std::string src = generate_standalone(k, knobs, function);
-      if (knobs_text.empty() && knob_settings(k).size() > 1)
+      if (knobs_text.empty() && k.sliced)
+        std::fprintf(stderr,
+                     "cks: note: no --knobs: the sliced-K kernel's first setting (%s, %d slices); "
+                     "`cks catalogue show %s` lists the others\n",
+                     knobs.canonical().c_str(), knobs.splits, k.id().c_str());
+      else if (knobs_text.empty() && knob_settings(k).size() > 1)
         std::fprintf(stderr, "cks: note: no --knobs: CUTLASS's defaults (%s); `cks select` gives each pick's knobs\n",
                      knobs.canonical().c_str());
       if (out.empty()) {

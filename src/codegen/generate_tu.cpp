@@ -446,10 +446,10 @@ std::string indent(const std::string& block) {
   return out;
 }
 
-// The standalone file's host entry point (generate_standalone): {fn}, {id}, {knobs_init} and the
-// comment lines are filled in. It builds the arguments with the same Runner<Gemm>::make_arguments
-// as the kernel libraries, then overrides the leading dimensions when asked.
-constexpr const char* kStandaloneHost = R"(
+// The standalone file's host part (generate_standalone): the leading-dimension helpers and the
+// knobs ({id}, {knobs_init} and the comment lines filled in), then one of the two host entry points
+// below.
+constexpr const char* kStandaloneKnobs = R"(
 namespace cks_gen {{
 
 // Sets the leading dimension of one operand's packed CuTe stride (row/column, K or N, batch): the
@@ -473,13 +473,24 @@ bool set_leading_dim(Stride& stride, int64_t ld) {{
 }}  // namespace cks_gen
 
 namespace cks_{id} {{
-// The runtime knobs of this file ({knobs_text}): raster 0 heuristic, 1 along M, 2 along N;
-// max_swizzle 1, 2, 4 or 8; decomposition 0 heuristic, 1 data-parallel, 2 split-K, 3 stream-K
-// (stream-K kernels only); splits (split-K only); reduction 0 deterministic, 1 nondeterministic
-// (stream-K only: the splits add concurrently, results may differ in the last bits between runs).
+// The runtime knobs of this file ({knobs_text}): {knobs_help}
 constexpr cks_knobs kKnobs = {knobs_init};
 }}  // namespace cks_{id}
+)";
 
+// The knobs' comment, after "The runtime knobs of this file (...): ".
+constexpr const char* kKnobsHelp = R"(raster 0 heuristic, 1 along M, 2 along N;
+// max_swizzle 1, 2, 4 or 8; decomposition 0 heuristic, 1 data-parallel, 2 split-K, 3 stream-K
+// (stream-K kernels only); splits (split-K only); reduction 0 deterministic, 1 nondeterministic
+// (stream-K only: the splits add concurrently, results may differ in the last bits between runs).)";
+constexpr const char* kSlicedKnobsHelp = R"(decomposition 2 (split-K) with splits = S,
+// the number of K slices (2, 3, 4, 6, 8, 12 or 16); raster 1 along M, 2 along N (the basic kernel: 0,
+// the heuristic); max_swizzle 1; reduction 0 (the slices are summed by slice_reduce, in a fixed order).)";
+
+// The host entry point of a kernel (not sliced-K): it builds the arguments with the same
+// Runner<Gemm>::make_arguments as the kernel libraries, then overrides the leading dimensions when
+// asked.
+constexpr const char* kStandaloneHost = R"(
 // D (M x N, column-major, bf16) = alpha * A (M x K, {a_major}) * B (K x N, {b_major}) on `stream`, with
 // kernel {id} and the knobs above. lda, ldb, ldd: leading dimensions in elements (0 = packed:
 // lda = {lda_packed}, ldb = {ldb_packed}, ldd = M); multiples of 8. Pointers 16-byte aligned.
@@ -529,6 +540,79 @@ extern "C" cudaError_t {fn}(int M, int N, int K, const void* A, const void* B, v
 }}
 )";
 
+// The host entry point of a sliced-K kernel (cks::KernelDesc::sliced): the same SlicedRunner<Gemm>
+// arguments, workspace layout and SlicedOp (the batched GEMM, then slice_reduce) as the kernel
+// libraries, with the leading dimensions of A and B overridden when asked (each slice's batch
+// stride follows its operand's new leading dimension).
+constexpr const char* kStandaloneSlicedHost = R"(
+// D (M x N, column-major, bf16) = alpha * A (M x K, {a_major}) * B (K x N, {b_major}) on `stream`, with
+// sliced-K kernel {id} and the knobs above. The kernel runs as a batched GEMM over S = {slices} K
+// slices (kKnobs.splits; slice l reads A and B from K offset l K / S) into S FP32 partials of M x N,
+// then cks_gen::slice_reduce sums them into D, slice 0 first: the same order on every call, so D
+// is bitwise reproducible. lda, ldb: leading dimensions in elements (0 = packed: lda = {lda_packed},
+// ldb = {ldb_packed}), multiples of 8; ldd: 0 or M (the reduction writes D packed). Pointers
+// 16-byte aligned. The kernel writes D only (C = void: there is no beta). Returns cudaSuccess,
+// cudaErrorInvalidValue when the kernel cannot run this problem with these knobs (K % (8 S) != 0,
+// partials of S M N x 4 bytes above 1 GiB, or CUTLASS's can_implement), or the CUDA error of a
+// launch; launches asynchronously. The workspace, the partials (S M N x 4 bytes, rounded up to
+// 256) followed by CUTLASS's own (none for the persistent scheduler), is taken with
+// cudaMallocAsync on `stream` and freed there after the reduction.
+extern "C" cudaError_t {fn}(int M, int N, int K, const void* A, const void* B, void* D, int64_t lda,
+                             int64_t ldb, int64_t ldd, float alpha, cudaStream_t stream) {{
+  using Gemm = cks_{id}::Gemm;
+  using Runner = cks_gen::SlicedRunner<Gemm, {swap}>;
+  int device = 0, sm_count = 0;
+  cudaError_t err = cudaGetDevice(&device);
+  if (err != cudaSuccess) return err;
+  err = cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device);
+  if (err != cudaSuccess) return err;
+  cks_problem p{{}};
+  p.m = M;
+  p.n = N;
+  p.k = K;
+  p.A = A;
+  p.B = B;
+  p.D = D;
+  p.alpha = alpha;
+  p.beta = 0.0f;
+  p.knobs = cks_{id}::kKnobs;
+  p.device_id = device;
+  p.sm_count = sm_count;
+  typename Gemm::Arguments args{{}};
+  // A swapped kernel's own A is the caller's B (and its B the caller's A).
+  if (!Runner::make_arguments(&p, args) ||
+      !cks_gen::set_leading_dim(args.mainloop.{lda_stride}, lda) ||
+      !cks_gen::set_leading_dim(args.mainloop.{ldb_stride}, ldb) ||
+      (ldd != 0 && ldd != M) || !Runner::slices_fit(&p))
+    return cudaErrorInvalidValue;
+  const int64_t k_slice = K / p.knobs.splits;
+  cute::get<2>(args.mainloop.dA) = k_slice * static_cast<int64_t>(cute::get<1>(args.mainloop.dA));
+  cute::get<2>(args.mainloop.dB) = k_slice * static_cast<int64_t>(cute::get<1>(args.mainloop.dB));
+  if (Gemm::can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;
+  const size_t partial_bytes = static_cast<size_t>(Runner::partial_bytes(&p));
+  const size_t workspace_bytes = partial_bytes + Gemm::get_workspace_size(args);
+  void* workspace = nullptr;
+  if ((err = cudaMallocAsync(&workspace, workspace_bytes, stream)) != cudaSuccess) return err;
+  cks_gen::SlicedOp<Gemm> op;
+  op.parts = static_cast<const float*>(workspace);
+  op.workspace = static_cast<char*>(workspace) + partial_bytes;
+  op.d = static_cast<cutlass::bfloat16_t*>(D);
+  op.mn = int64_t(M) * N;
+  op.slices = p.knobs.splits;
+  const int64_t blocks = (op.mn / 4 + 255) / 256;  // as SlicedRunner::initialize
+  op.reduce_blocks =
+      static_cast<int>(std::max<int64_t>(1, std::min<int64_t>(blocks, int64_t(4) * std::max(sm_count, 1))));
+  args.epilogue.ptr_D = static_cast<float*>(workspace);
+  op.args = args;
+  cutlass::Status status = op.gemm.initialize(args, op.workspace, stream);
+  if (status == cutlass::Status::kSuccess) status = op.run(stream);  // the batched GEMM, then slice_reduce
+  const cudaError_t launch = cudaGetLastError();
+  cudaFreeAsync(workspace, stream);
+  if (launch != cudaSuccess) return launch;
+  return status == cutlass::Status::kSuccess ? cudaSuccess : cudaErrorLaunchFailure;
+}}
+)";
+
 }  // namespace
 
 std::vector<std::string> standalone_nvcc_flags() {
@@ -538,24 +622,27 @@ std::vector<std::string> standalone_nvcc_flags() {
   return out;
 }
 
+RuntimeKnobs standalone_default_knobs(const KernelDesc& k) {
+  // A sliced-K kernel has no CUTLASS default (its slice count is the knob): its first setting, the
+  // fewest slices, as `cks collect` measures it.
+  return k.sliced ? knob_settings(k, KnobScope::measurable).front() : RuntimeKnobs{};
+}
+
 std::string generate_standalone(const KernelDesc& k, const RuntimeKnobs& knobs, const std::string& function) {
   static const std::regex identifier("[A-Za-z_][A-Za-z0-9_]*");
   if (!std::regex_match(function, identifier))
     throw Error("function name '" + function + "' is not a C identifier");
-  // Its host function would need the partials' workspace and the reduction launch; plans measure
-  // sliced-K kernels through the kernel libraries (generate_tu) until a selector ranks them.
-  if (k.sliced)
-    throw Error("kernel " + k.id() + " (" + k.canonical() + ") is a sliced-K kernel: cks emit does not write those " +
-                "yet (cks build compiles it into a kernel library)");
   // The measurable settings: what a plan may time (split-K 16/32, the nondeterministic reduction)
-  // can be emitted too, beside what the selector ranks.
+  // can be emitted too, beside what the selector ranks. CUTLASS's defaults are one more, except for
+  // a sliced-K kernel, which needs its slice count (every setting of it is measurable).
   const std::vector<RuntimeKnobs> settings = knob_settings(k, KnobScope::measurable);
-  if (!(knobs == RuntimeKnobs{}) && std::find(settings.begin(), settings.end(), knobs) == settings.end()) {
-    std::string admitted = RuntimeKnobs{}.canonical();
+  const bool cutlass_defaults = !k.sliced && knobs == RuntimeKnobs{};
+  if (!cutlass_defaults && std::find(settings.begin(), settings.end(), knobs) == settings.end()) {
+    std::string admitted = k.sliced ? std::string() : RuntimeKnobs{}.canonical();
     for (const auto& s : settings)
-      if (!(s == RuntimeKnobs{})) admitted += " | " + s.canonical();
-    throw Error("knobs " + knobs.canonical() + " are not a setting of kernel " + k.id() + " (" + k.canonical() +
-                "); it takes " + admitted);
+      if (k.sliced || !(s == RuntimeKnobs{})) admitted += (admitted.empty() ? "" : " | ") + s.canonical();
+    throw Error("knobs " + knobs.canonical() + " are not a setting of " + (k.sliced ? "sliced-K kernel " : "kernel ") +
+                k.id() + " (" + k.canonical() + "); it takes " + admitted);
   }
   std::string flags;
   for (const auto& f : standalone_nvcc_flags()) flags += " " + f;
@@ -567,7 +654,7 @@ std::string generate_standalone(const KernelDesc& k, const RuntimeKnobs& knobs, 
 //
 //   kernel    {id}  {canonical}
 //   knobs     {knobs}
-{orientation}//   function  extern "C" cudaError_t {fn}(M, N, K, A, B, D, lda, ldb, ldd, alpha, stream)  (below)
+{orientation}{sliced}//   function  extern "C" cudaError_t {fn}(M, N, K, A, B, D, lda, ldb, ldd, alpha, stream)  (below)
 //
 // Build it with the flags cks builds its kernels with ($CUTLASS: the CUTLASS root):
 //   nvcc{flags} -I$CUTLASS/include -I$CUTLASS/tools/util/include -c {fn}.cu -o {fn}.o
@@ -595,7 +682,10 @@ std::string generate_standalone(const KernelDesc& k, const RuntimeKnobs& knobs, 
                                               std::string(to_string(k.kernel_layout())) +
                                               ", with a row-major D^T:\n//             the same memory as D; the "
                                               "function takes A, B and D as below\n"
-                                        : std::string()));
+                                        : std::string()),
+      fmt::arg("sliced", k.sliced ? "//   sliced-K  a batched GEMM over the knobs' S K slices into FP32 partials (a "
+                                    "workspace),\n//             then slice_reduce sums them into D in a fixed order\n"
+                                  : ""));
   // kHeader without its first line (the TU's "Generated by" comment), the ABI header's text in
   // place of its #include.
   std::string header = kHeader;
@@ -608,19 +698,22 @@ std::string generate_standalone(const KernelDesc& k, const RuntimeKnobs& knobs, 
                      codegen_detail::kKernelLibAbiText);
   src += header;
   src += kRuntime;
+  if (k.sliced) src += kSlicedRuntime;
   src += fmt::format("\nnamespace cks_{id} {{\n{body}}}  // namespace cks_{id}\n", fmt::arg("id", id),
                      fmt::arg("body", indent(cutlass_type(k, "Gemm"))));
-  const bool a_row = a_row_major(k.layout), b_row = b_row_major(k.layout);
-  src += fmt::format(kStandaloneHost, fmt::arg("fn", function), fmt::arg("id", id),
-                     fmt::arg("knobs_text", knobs.canonical()),
+  src += fmt::format(kStandaloneKnobs, fmt::arg("id", id), fmt::arg("knobs_text", knobs.canonical()),
+                     fmt::arg("knobs_help", k.sliced ? kSlicedKnobsHelp : kKnobsHelp),
                      fmt::arg("knobs_init", fmt::format("{{{}, {}, {}, {}, {}}}", static_cast<int>(knobs.raster),
                                                         knobs.max_swizzle, static_cast<int>(knobs.decomposition),
-                                                        knobs.splits, static_cast<int>(knobs.reduction))),
+                                                        knobs.splits, static_cast<int>(knobs.reduction))));
+  const bool a_row = a_row_major(k.layout), b_row = b_row_major(k.layout);
+  const char* host = k.sliced ? kStandaloneSlicedHost : kStandaloneHost;
+  src += fmt::format(fmt::runtime(host), fmt::arg("fn", function), fmt::arg("id", id),
                      fmt::arg("a_major", a_row ? "row-major" : "column-major"),
                      fmt::arg("b_major", b_row ? "row-major" : "column-major"),
                      fmt::arg("lda_packed", a_row ? "K" : "M"), fmt::arg("ldb_packed", b_row ? "N" : "K"),
                      fmt::arg("swap", k.swapped ? "true" : "false"), fmt::arg("lda_stride", k.swapped ? "dB" : "dA"),
-                     fmt::arg("ldb_stride", k.swapped ? "dA" : "dB"));
+                     fmt::arg("ldb_stride", k.swapped ? "dA" : "dB"), fmt::arg("slices", knobs.splits));
   return src;
 }
 

@@ -25,6 +25,11 @@ namespace {
 const char* kCoop = "sm90_bf16_tn_128x128x64_1x1x1_s0_cooperative+tma_ws_cooperative+persistent";
 const char* kStreamK = "sm90_bf16_tn_128x256x64_2x1x1_s0_cooperative+tma_ws_cooperative+stream_k";
 const char* kBasic = "sm90_bf16_tt_128x64x64_1x1x1_s0_tma_ws+tma_ws+persistent";
+// Sliced-K kernels (docs/catalogue.md, "Sliced-K kernels"): a swapped ping-pong one (the kernel of
+// CompileNvcc.SlicedKernelBuildsAndSizesItsPartials), an unswapped one and a basic (non-persistent) one.
+const char* kSliced = "sm90_bf16_nt_64x32x128_1x1x1_s0_pingpong+no_smem+persistent+swap+slicek";
+const char* kSlicedTn = "sm90_bf16_tn_64x128x128_1x1x1_s0_pingpong+no_smem+persistent+slicek";
+const char* kSlicedBasic = "sm90_bf16_tn_64x64x128_1x1x1_s0_tma_ws+no_smem+persistent+slicek";
 
 size_t count(const std::string& s, const std::string& what) {
   size_t n = 0;
@@ -105,6 +110,90 @@ TEST(Emit, RejectsKnobsTheKernelDoesNotTake) {
     EXPECT_NO_THROW(generate_standalone(KernelDesc::from_canonical(kStreamK), kn)) << kn.canonical();
 }
 
+// A sliced-K kernel's file: the libraries' sliced-K runtime (slice_reduce, SlicedOp, SlicedRunner)
+// beside the common one, and a host function that cuts K into the knobs' slices, takes the partials
+// and CUTLASS's workspace in one cudaMallocAsync, runs the batched GEMM and launches the reduction
+// (SlicedOp::run) on the caller's stream.
+TEST(Emit, SlicedKernelRunsTheBatchedGemmThenTheReduction) {
+  const KernelDesc k = KernelDesc::from_canonical(kSliced);
+  const std::string src = generate_standalone(k, RuntimeKnobs::from_canonical("r=m,s=1,d=sk,k=4"), "sliced_gemm");
+  EXPECT_NE(src.find("//   kernel    " + k.id() + "  " + std::string(kSliced)), std::string::npos);
+  EXPECT_NE(src.find("//   sliced-K  a batched GEMM over the knobs' S K slices"), std::string::npos);
+  // The runtime text of generate_tu, sliced-K part included, once; the kernel's FP32-D type.
+  EXPECT_EQ(count(src, "__global__ void slice_reduce("), 1u);
+  EXPECT_EQ(count(src, "struct SlicedOp final : cks_op_s {"), 1u);
+  EXPECT_EQ(count(src, "struct SlicedRunner {"), 1u);
+  EXPECT_NE(src.find("slice_reduce<<<reduce_blocks, 256, 0, stream>>>(parts, d, mn, slices);"), std::string::npos);
+  EXPECT_NE(src.find("args.mode = cutlass::gemm::GemmUniversalMode::kBatched;"), std::string::npos);
+  EXPECT_NE(src.find("float, cutlass::layout::RowMajor, 4,\n      cutlass::epilogue::NoSmemWarpSpecialized"),
+            std::string::npos);
+  // Split-K into 4 slices along M, swizzle 1, deterministic; the slicing runner, swapped.
+  EXPECT_NE(src.find("constexpr cks_knobs kKnobs = {1, 1, 2, 4, 0};"), std::string::npos);
+  EXPECT_NE(src.find("extern \"C\" cudaError_t sliced_gemm(int M, int N, int K, const void* A, const void* B, void* D,"),
+            std::string::npos);
+  EXPECT_NE(src.find("using Runner = cks_gen::SlicedRunner<Gemm, true>;"), std::string::npos);
+  EXPECT_EQ(src.find("using Runner = cks_gen::Runner<"), std::string::npos);
+  // can_implement: K % (8 S) and the 1 GiB of partials (slices_fit), then CUTLASS's; ldd packed only.
+  EXPECT_NE(src.find("(ldd != 0 && ldd != M) || !Runner::slices_fit(&p))\n    return cudaErrorInvalidValue;"),
+            std::string::npos);
+  EXPECT_NE(src.find("if (Gemm::can_implement(args) != cutlass::Status::kSuccess) return cudaErrorInvalidValue;"),
+            std::string::npos);
+  // A slice's batch stride follows the leading dimension asked for (the caller's A is the kernel's B).
+  EXPECT_NE(src.find("!cks_gen::set_leading_dim(args.mainloop.dB, lda)"), std::string::npos);
+  EXPECT_NE(src.find("cute::get<2>(args.mainloop.dA) = k_slice * static_cast<int64_t>(cute::get<1>(args.mainloop.dA));"),
+            std::string::npos);
+  // The workspace: the partials, then CUTLASS's own; D of the batched GEMM is the partials.
+  EXPECT_NE(src.find("const size_t workspace_bytes = partial_bytes + Gemm::get_workspace_size(args);"), std::string::npos);
+  EXPECT_NE(src.find("cudaMallocAsync(&workspace, workspace_bytes, stream)"), std::string::npos);
+  EXPECT_NE(src.find("op.workspace = static_cast<char*>(workspace) + partial_bytes;"), std::string::npos);
+  EXPECT_NE(src.find("args.epilogue.ptr_D = static_cast<float*>(workspace);"), std::string::npos);
+  EXPECT_NE(src.find("status = op.gemm.initialize(args, op.workspace, stream);"), std::string::npos);
+  EXPECT_NE(src.find("status = op.run(stream);"), std::string::npos);
+  EXPECT_NE(src.find("cudaFreeAsync(workspace, stream);"), std::string::npos);
+  // An unswapped one sets A's and B's own strides; every file without a sliced-K kernel lacks the part.
+  const std::string tn = generate_standalone(KernelDesc::from_canonical(kSlicedTn), RuntimeKnobs::from_canonical("r=n,s=1,d=sk,k=12"));
+  EXPECT_NE(tn.find("using Runner = cks_gen::SlicedRunner<Gemm, false>;"), std::string::npos);
+  EXPECT_NE(tn.find("!cks_gen::set_leading_dim(args.mainloop.dA, lda)"), std::string::npos);
+  EXPECT_NE(tn.find("constexpr cks_knobs kKnobs = {2, 1, 2, 12, 0};"), std::string::npos);
+  EXPECT_EQ(generate_standalone(KernelDesc::from_canonical(kCoop), RuntimeKnobs{}).find("slice_reduce"), std::string::npos);
+  // Every setting of a sliced-K kernel is written.
+  for (const char* c : {kSliced, kSlicedTn, kSlicedBasic})
+    for (const auto& kn : knob_settings(KernelDesc::from_canonical(c), KnobScope::measurable))
+      EXPECT_NO_THROW(generate_standalone(KernelDesc::from_canonical(c), kn)) << c << " " << kn.canonical();
+}
+
+// A sliced-K kernel has no CUTLASS default: its slice count is the knob. Without --knobs emit takes
+// its first setting (2 slices, what `cks collect` measures among the rest); anything else outside
+// its settings is an error of one line listing them, CUTLASS's defaults included.
+TEST(Emit, SlicedKernelTakesOnlyItsSettings) {
+  const KernelDesc k = KernelDesc::from_canonical(kSliced);
+  EXPECT_EQ(standalone_default_knobs(k).canonical(), "r=m,s=1,d=sk,k=2");
+  EXPECT_EQ(standalone_default_knobs(KernelDesc::from_canonical(kSlicedBasic)).canonical(), "r=h,s=1,d=sk,k=2");
+  EXPECT_EQ(standalone_default_knobs(KernelDesc::from_canonical(kCoop)), RuntimeKnobs{});
+  for (const char* c : {kSliced, kSlicedBasic}) {
+    const KernelDesc s = KernelDesc::from_canonical(c);
+    const auto settings = knob_settings(s, KnobScope::measurable);
+    EXPECT_NE(std::find(settings.begin(), settings.end(), standalone_default_knobs(s)), settings.end()) << c;
+  }
+  for (const char* bad : {"r=h,s=1,d=h,k=1", "r=m,s=1,d=sk,k=5", "r=m,s=1,d=sk,k=32", "r=m,s=1,d=sk,k=4,x=n",
+                          "r=m,s=2,d=sk,k=4", "r=m,s=1,d=sk,k=1", "r=m,s=1,d=h,k=1", "r=h,s=1,d=sk,k=4"}) {
+    try {
+      generate_standalone(k, RuntimeKnobs::from_canonical(bad));
+      ADD_FAILURE() << "emitted " << bad;
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+      EXPECT_NE(what.find("are not a setting of sliced-K kernel " + k.id()), std::string::npos) << what;
+      EXPECT_NE(what.find("; it takes r=m,s=1,d=sk,k=2 | r=m,s=1,d=sk,k=3 |"), std::string::npos) << what;
+      EXPECT_NE(what.find("| r=n,s=1,d=sk,k=16"), std::string::npos) << what;
+      EXPECT_EQ(what.substr(what.find("; it takes ")).find("d=h"), std::string::npos) << what;  // no CUTLASS default
+    }
+  }
+  // The basic sliced-K kernel: raster heuristic only.
+  EXPECT_THROW(generate_standalone(KernelDesc::from_canonical(kSlicedBasic), RuntimeKnobs::from_canonical("r=m,s=1,d=sk,k=2")),
+               Error);
+}
+
 TEST(EmitCli, PrintsOrWritesTheFileAndErrsInOneLine) {
   const KernelDesc k = KernelDesc::from_canonical(kCoop);
   const auto by_id = test::run_cli({"emit", k.id(), "--knobs", "r=m,s=2,d=h,k=1"});
@@ -134,6 +223,37 @@ TEST(EmitCli, PrintsOrWritesTheFileAndErrsInOneLine) {
       test::run_cli({"emit", "sm90_bf16_tn_256x256x128_1x1x1_s7_cooperative+tma_ws_cooperative+persistent"}),
       "not in the tn catalogue"));
   EXPECT_TRUE(test::one_error_line(test::run_cli({"emit"}), "kernel"));
+}
+
+// `cks emit` of a sliced-K kernel by ID (find_kernel resolves it outside the catalogue) or by
+// descriptor; without --knobs its first setting, with a note; wrong knobs one error line.
+TEST(EmitCli, WritesSlicedKernelsWithTheirSlices) {
+  const KernelDesc k = KernelDesc::from_canonical(kSliced);
+  ASSERT_TRUE(find_kernel(Layout::nt, k.id())) << k.canonical();
+  const auto by_id = test::run_cli({"emit", k.id(), "--knobs", "r=n,s=1,d=sk,k=8"});
+  ASSERT_EQ(by_id.code(), 0) << by_id.err;
+  EXPECT_EQ(by_id.out, generate_standalone(k, RuntimeKnobs::from_canonical("r=n,s=1,d=sk,k=8")));
+  EXPECT_NE(by_id.out.find("slice_reduce<<<"), std::string::npos);
+  EXPECT_TRUE(by_id.err.empty()) << by_id.err;
+  const auto by_name = test::run_cli({"emit", kSliced, "--knobs", "r=n,s=1,d=sk,k=8", "--layout", "nt"});
+  ASSERT_EQ(by_name.code(), 0) << by_name.err;
+  EXPECT_EQ(by_name.out, by_id.out);
+  const auto defaults = test::run_cli({"emit", k.id()});
+  ASSERT_EQ(defaults.code(), 0) << defaults.err;
+  EXPECT_EQ(defaults.out, generate_standalone(k, RuntimeKnobs::from_canonical("r=m,s=1,d=sk,k=2")));
+  EXPECT_NE(defaults.err.find("cks: note: no --knobs: the sliced-K kernel's first setting (r=m,s=1,d=sk,k=2, 2 slices)"),
+            std::string::npos)
+      << defaults.err;
+  compile_test::ScratchDir dir;
+  const std::string file = dir.path() + "/sliced.cu";
+  const auto written = test::run_cli({"emit", k.id(), "--knobs", "r=m,s=1,d=sk,k=16", "-o", file, "--name", "gemm_s"});
+  ASSERT_EQ(written.code(), 0) << written.err;
+  EXPECT_EQ(slurp(file), generate_standalone(k, RuntimeKnobs::from_canonical("r=m,s=1,d=sk,k=16"), "gemm_s"));
+  EXPECT_NE(written.err.find("knobs r=m,s=1,d=sk,k=16, function gemm_s"), std::string::npos) << written.err;
+  for (const char* bad : {"r=h,s=1,d=h,k=1", "r=m,s=1,d=sk,k=5", "r=m,s=1,d=sk,k=4,x=n"})
+    EXPECT_TRUE(test::one_error_line(test::run_cli({"emit", k.id(), "--knobs", bad}),
+                                     "not a setting of sliced-K kernel " + k.id()))
+        << bad;
 }
 
 TEST(SelectCli, CutlassTypeSaysWhatItNeeds) {
@@ -232,5 +352,42 @@ TEST(EmitNvcc, EmittedFileCompilesToAnObjectWithTheRightWgmma) {
   const RunResult nm = run_argv({"nm", dir.path() + "/run_gemm.o"});
   if (nm.started) {
     EXPECT_NE(nm.output.find(" T run_gemm"), std::string::npos) << nm.output.substr(0, 2000);
+  }
+}
+
+// The same for a sliced-K kernel's file (the swapped ping-pong kernel nvcc builds into a library in
+// CompileNvcc.SlicedKernelBuildsAndSizesItsPartials): the batched kernel, slice_reduce and the host
+// function compile to one object, with no spills.
+TEST(EmitNvcc, EmittedSlicedKernelCompilesWithItsReduction) {
+  const std::string nvcc = find_nvcc();
+  const std::string cutlass = default_cutlass_dir();
+  if (nvcc.empty()) GTEST_SKIP() << "nvcc not found (PATH, CUDA_HOME, /usr/local/cuda)";
+  if (cutlass.empty()) GTEST_SKIP() << "CUTLASS headers not found (scripts/setup.sh)";
+  const KernelDesc k = KernelDesc::from_canonical(kSliced);
+  ASSERT_TRUE(find_kernel(k.layout, k.id()));
+  compile_test::ScratchDir dir;
+  const std::string cu = dir.path() + "/sliced_gemm.cu";
+  const auto emitted = test::run_cli({"emit", k.id(), "--knobs", "r=m,s=1,d=sk,k=4", "--name", "sliced_gemm", "-o", cu});
+  ASSERT_EQ(emitted.code(), 0) << emitted.err;
+  RunOptions o;
+  o.stderr_to_output = true;
+  const auto t0 = std::chrono::steady_clock::now();
+  std::vector<std::string> argv{nvcc};
+  for (const auto& f : standalone_nvcc_flags()) argv.push_back(f);
+  for (const std::string& a : {"-I" + cutlass + "/include", "-I" + cutlass + "/tools/util/include", std::string("-Xptxas=-v"),
+                              std::string("-c"), cu, std::string("-o"), dir.path() + "/sliced_gemm.o"})
+    argv.push_back(a);
+  const RunResult r = run_argv(argv, o);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_TRUE(r.ok()) << r.output;
+  std::printf("nvcc -c of the emitted sliced-K file: %.0f s\n", seconds);
+  EXPECT_TRUE(std::filesystem::file_size(dir.path() + "/sliced_gemm.o") > 0);
+  EXPECT_EQ(r.output.find("serialized"), std::string::npos) << r.output;  // ptxas C7510
+  EXPECT_NE(r.output.find("bytes spill stores"), std::string::npos) << r.output;  // -Xptxas=-v reported
+  EXPECT_FALSE(std::regex_search(r.output, std::regex("[1-9][0-9]* bytes spill stores"))) << r.output;
+  const RunResult nm = run_argv({"nm", "-C", dir.path() + "/sliced_gemm.o"});
+  if (nm.started) {
+    EXPECT_NE(nm.output.find(" T sliced_gemm"), std::string::npos) << nm.output.substr(0, 2000);
+    EXPECT_NE(nm.output.find("cks_gen::slice_reduce("), std::string::npos) << nm.output.substr(0, 2000);
   }
 }
