@@ -33,9 +33,14 @@ struct Selection {
   std::string knobs_text;   // RuntimeKnobs::canonical()
   std::string canonical;    // KernelDesc::canonical()
   bool swapped = false;     // a swapped kernel (docs/catalogue.md, "Swapped kernels")
+  // A sliced-K kernel (docs/catalogue.md, "Sliced-K kernels"), put first by SelectorOptions::sliced:
+  // `kernel` indexes the problem's own catalogue kernel whose sliced_variant() this is; knobs
+  // d=sk,k=S. Its score is that of the model's candidate it precedes (the model does not score
+  // sliced-K kernels).
+  bool sliced = false;
 };
-// The kernel a selection of a problem of `layout` names: its catalogue's kernel, or for a
-// swapped selection the swapped twin of swap_layout(layout)'s kernel.
+// The kernel a selection of a problem of `layout` names: its catalogue's kernel, for a swapped
+// selection the swapped twin of swap_layout(layout)'s kernel, for a sliced one its sliced variant.
 KernelDesc selected_kernel(const Selection& s, Layout layout);
 
 // The ranked candidates of one problem (best first); shares the cached list.
@@ -93,6 +98,32 @@ enum class PriorMode { mean, nearest };
 //         (session 34): also M > 4096 with N <= 512, any layout; and (session 38, leases 41 and 43
 //         again) also M > 256 with N <= 512 and K <= 4096, any layout.
 enum class Orientations { own, both };
+
+// The sliced-K rule (docs/catalogue.md, "Sliced-K kernels"; NOTES.md "Session 42"): in few-tile,
+// long-K problems no catalogue kernel fills the GPU, and a sliced-K kernel (S independent K
+// slices into FP32 partials, then a fixed-order reduction) runs 1.2-1.4x faster than the best of
+// the rest (lease 50). Where a problem is in the rule's region, the ranking is led by the sliced-K
+// variant of the layout's ping-pong 64x64x128 kernel (no-smem epilogue, persistent, raster along
+// M) at the largest slice count S that fits, then the ranking without it, interleaved with the
+// same kernel at the next smaller slice counts (`alternates` of them) after its first entry:
+//   region   ceil(M/64) * ceil(N/64) <= max_tiles, M <= max_m (0: any M), K >= min_k;
+//   S        the largest of 2, 3, 4, 6, 8, 12, 16 with K % (8 S) == 0 (the kernel's alignment),
+//            tiles x S <= max_ctas and K / S >= min_slice_k.
+// A problem in the region with no such S gets the ranking without the rule. max_tiles = 0 turns
+// the rule off.
+struct SlicedRule {
+  long max_tiles = 0;
+  long max_m = 64;
+  long min_k = 8192;
+  long max_ctas = 64;
+  long min_slice_k = 512;
+  size_t alternates = 1;
+};
+// The slice counts the rule gives p, best first (the first and its `alternates`); empty outside
+// the region or when no S fits.
+std::vector<int> sliced_rule_slices(const SlicedRule& r, const Problem& p);
+// The kernel the rule runs for a layout: the sliced-K variant of its ping-pong 64x64x128 kernel.
+KernelDesc sliced_rule_kernel(Layout layout);
 
 struct SelectorOptions {
   int threads = 1;                // threads scoring one problem (the latency target is one core)
@@ -156,6 +187,8 @@ struct SelectorOptions {
   // orientation cannot lead (its catalogue's or its cascade's best static score is not above
   // the bar).
   int concurrent_orientations = -1;
+  // The sliced-K rule (SlicedRule above; off by default until an H200 round has measured it).
+  SlicedRule sliced;
 };
 // Whether SelectorOptions::orientations = both ranks p's transposed problem (swap_max_m and
 // swap_layouts, or swap_tall_min_m, swap_tall_max_n and swap_tall_max_k).

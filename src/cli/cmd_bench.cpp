@@ -240,6 +240,7 @@ void register_bench(CLI::App& app) {
   sel->add_option("--cached", so.cached, "repeated selects of one problem")->transform(positive_count())->capture_default_str();
   add_selector_options(sel, so.selector, &so.exhaustive);
   add_orientation_options(sel, so.selector);
+  add_sliced_options(sel, so.selector);
   sel->add_option("--concurrent-orientations", so.concurrent,
                   "both: the two rankings of a problem at once, each with its own --select-threads threads (on), "
                   "or one after the other (off); auto: at once on a machine with two hardware threads or more "

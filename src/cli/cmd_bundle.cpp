@@ -72,6 +72,7 @@ void register_bundle(CLI::App& app) {
                 "distinct kernels");
   add_selector_options(cmd, o->selector, &o->exhaustive);
   add_orientation_options(cmd, o->selector);
+  add_sliced_options(cmd, o->selector);
   add_format(cmd, o->format);
   cmd->callback([o] {
     const Format f = parse_format(o->format);

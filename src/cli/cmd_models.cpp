@@ -426,6 +426,7 @@ void register_eval(CLI::App& app) {
                   "candidate and cuBLAS (where a method loses)");
   add_selector_options(cmd, *sel_opts);
   add_orientation_options(cmd, *sel_opts);  // real picks: a swapped pick counts as unmeasured (no catalogue row)
+  add_sliced_options(cmd, *sel_opts);
   add_train_options(cmd, *opts);
   auto train_layouts = add_train_layouts(cmd);
   auto data_opts = add_dataset_options(cmd);
@@ -682,6 +683,7 @@ void register_select(CLI::App& app) {
                 "runtime's CKS_NONDETERMINISTIC=1)");
   add_selector_options(cmd, *sel_opts, exhaustive.get());
   add_orientation_options(cmd, *sel_opts);
+  add_sliced_options(cmd, *sel_opts);
   add_format(cmd, *fmt);
   cmd->callback([=] {
     const Format f = parse_format(*fmt);
@@ -732,6 +734,8 @@ void register_select(CLI::App& app) {
     const bool type_column = f != Format::md;
     std::vector<std::string> columns{"rank", "kernel_id", "canonical", "knobs", "score"};
     if (both) columns.push_back("swapped");  // not with --orientations own: its table is the one before session 31
+    const bool sliced_rule = sel_opts->sliced.max_tiles > 0;
+    if (sliced_rule) columns.push_back("sliced");  // only with the sliced-K rule on (--sliced-max-tiles)
     if (type_column) columns.push_back("cutlass_type");
     Table t(columns);
     // The knobs printed: the ranking's, with the nondeterministic reduction on stream-K picks when asked.
@@ -748,6 +752,7 @@ void register_select(CLI::App& app) {
       const Selection& s = ranking[i];
       std::vector<Cell> row{static_cast<int64_t>(i + 1), s.kernel_id, s.canonical, knobs[i], s.score};
       if (both) row.emplace_back(static_cast<int64_t>(s.swapped));
+      if (sliced_rule) row.emplace_back(static_cast<int64_t>(s.sliced));
       if (type_column) row.emplace_back(one_line(cutlass_type(KernelDesc::from_canonical(s.canonical))));
       t.add_row(std::move(row));
     }

@@ -132,6 +132,52 @@ inline void add_orientation_options(CLI::App* cmd, SelectorOptions& o) {
       ->delimiter(',');
 }
 
+// --sliced-max-tiles, --sliced-max-m, --sliced-min-k, --sliced-max-ctas, --sliced-min-slice-k and
+// --sliced-alternates (cks select, cks bench select, cks bundle, cks eval): the sliced-K rule
+// (SelectorOptions::sliced, SlicedRule; docs/catalogue.md, "Sliced-K kernels").
+inline void add_sliced_options(CLI::App* cmd, SelectorOptions& o) {
+  cmd->add_option("--sliced-max-tiles", o.sliced.max_tiles,
+                  "sliced-K rule: lead the ranking of problems of at most this many 64x64 tiles (and --sliced-max-m, "
+                  "--sliced-min-k) with a sliced-K kernel (0: off; 14 was chosen on lease 50's training groups)")
+      ->check(int_in(0, kMaxProblemDim))->capture_default_str();
+  cmd->add_option("--sliced-max-m", o.sliced.max_m, "sliced-K rule: the largest M of its region (0: any M)")
+      ->check(int_in(0, kMaxProblemDim))->capture_default_str();
+  cmd->add_option("--sliced-min-k", o.sliced.min_k, "sliced-K rule: the smallest K of its region")
+      ->check(int_in(1, kMaxProblemDim))->capture_default_str();
+  cmd->add_option("--sliced-max-ctas", o.sliced.max_ctas, "sliced-K rule: tiles x slices at most this")
+      ->check(int_in(2, kMaxProblemDim))->capture_default_str();
+  cmd->add_option("--sliced-min-slice-k", o.sliced.min_slice_k, "sliced-K rule: K / slices at least this")
+      ->check(int_in(1, kMaxProblemDim))->capture_default_str();
+  cmd->add_option("--sliced-alternates", o.sliced.alternates,
+                  "sliced-K rule: further slice counts interleaved into the ranking after its first entry")
+      ->transform(count())->capture_default_str();
+}
+
+// The options of a "sliced[:tTILES][:mMAX_M][:kMIN_K][:cMAX_CTAS][:sMIN_SLICE_K][:aALTERNATES]" method
+// (SelectionMethods: the deployed ranking with the sliced-K rule; "sliced" alone is its tile bound 14
+// with the rule's defaults); throws Error on anything else.
+inline void parse_sliced_method(const std::string& m, SelectorOptions& so) {
+  const std::string bad = "--methods: '" + m + "' is not sliced[:tMAX_TILES][:mMAX_M][:kMIN_K][:cMAX_CTAS][:sMIN_SLICE_K][:aALTERNATES]";
+  so.sliced.max_tiles = 14;
+  size_t b = 6;
+  while (b < m.size()) {
+    if (m[b] != ':' || b + 2 > m.size()) throw Error(bad);
+    const size_t e = std::min(m.find(':', b + 1), m.size());
+    const char kind = m[b + 1];
+    const std::string v = m.substr(b + 2, e - b - 2);
+    if (v.empty() || v.size() > 10 || v.find_first_not_of("0123456789") != std::string::npos) throw Error(bad);
+    const long x = std::stol(v);
+    if (kind == 't') so.sliced.max_tiles = x;
+    else if (kind == 'm') so.sliced.max_m = x;
+    else if (kind == 'k' && x >= 1) so.sliced.min_k = x;
+    else if (kind == 'c' && x >= 2) so.sliced.max_ctas = x;
+    else if (kind == 's' && x >= 1) so.sliced.min_slice_k = x;
+    else if (kind == 'a') so.sliced.alternates = static_cast<size_t>(x);
+    else throw Error(bad);
+    b = e;
+  }
+}
+
 // Checks the values after parsing; applies --exhaustive.
 inline void finish_selector_options(SelectorOptions& o, bool exhaustive) {
   if (exhaustive) o.prefilter = 0;
@@ -268,6 +314,13 @@ struct SelectionMethods {
         parse_both_method(m, so);
         selectors.push_back(std::make_unique<Selector>(model, so));
         methods.push_back({m, selectors.back().get(), tops[0]});
+      } else if (m == "sliced" || m.rfind("sliced:", 0) == 0) {
+        // sliced[:tT][:mM][:kK][:cC][:sS][:aA]: the deployed ranking with the sliced-K rule
+        // (SlicedRule; parse_sliced_method), ranked as deep as the deployed method. Its sliced-K
+        // picks are matched by kernel ID and knobs, like the swapped ones.
+        parse_sliced_method(m, so);
+        selectors.push_back(std::make_unique<Selector>(model, so));
+        methods.push_back({m, selectors.back().get(), tops[0]});
       } else if (m == "exhaustive") {
         so.prefilter = 0;
         selectors.push_back(std::make_unique<Selector>(model, so));
@@ -276,7 +329,7 @@ struct SelectionMethods {
         selectors.push_back(std::make_unique<Selector>(Selector::static_score(hw_preset(model->info().hw_preset), so)));
         methods.push_back({m, selectors.back().get(), tops[2]});
       } else {
-        throw Error("--methods: unknown method '" + m + "' (expected deployed, own, prefilterN with N >= 1, evidenceG:T with G, T >= 1, both[:gF][:mN][:lL+L][:tMxN][:kK], exhaustive or static)");
+        throw Error("--methods: unknown method '" + m + "' (expected deployed, own, prefilterN with N >= 1, evidenceG:T with G, T >= 1, both[:gF][:mN][:lL+L][:tMxN][:kK], sliced[:tT][:mM][:kK][:cC][:sS][:aA], exhaustive or static)");
       }
     }
   }

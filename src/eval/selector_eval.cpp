@@ -70,9 +70,10 @@ MethodOutcomes real_pick_outcomes(const std::string& name, const Selector& selec
     bool top1 = false;
     size_t in4 = 0;
     for (size_t i = 0; i < ranking.size(); ++i) {
-      // A swapped pick (SelectorOptions::orientations = both) indexes another catalogue and is
-      // no candidate of the group's data set: unmeasured here.
-      if (ranking[i].swapped) continue;
+      // A swapped pick (SelectorOptions::orientations = both) indexes another catalogue, and a
+      // sliced-K one (SelectorOptions::sliced) is no catalogue candidate: neither is a candidate
+      // of the group's data set, so both count as unmeasured here.
+      if (ranking[i].swapped || ranking[i].sliced) continue;
       const auto it = rows.find(candidate_key(ranking[i].kernel, ranking[i].knobs));
       if (it == rows.end()) continue;
       if (i == 0) top1 = true;

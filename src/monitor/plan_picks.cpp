@@ -122,6 +122,11 @@ Plan make_picks_plan(const std::vector<GroupInfo>& groups, const Registry* reg, 
     for (size_t r = 0; r < first; ++r) {
       // A swapped pick's index is into swap_layout's catalogue; its knobs are that kernel's.
       const Selection& s = ranked[0][r];
+      if (s.sliced) {
+        // A sliced-K pick (SelectorOptions::sliced): its own settings (the slice counts and rasters).
+        for (const RuntimeKnobs& k : knob_settings(selected_kernel(s, g.layout))) order.add({s.kernel_id, k.canonical()});
+        continue;
+      }
       const Layout l = s.swapped ? swap_layout(g.layout) : g.layout;
       const Catalogue& cat = Catalogue::get(l);
       for (uint32_t c : candidates_by_kernel(l)[s.kernel]) order.add({s.kernel_id, cat.candidates()[c].knobs.canonical()});

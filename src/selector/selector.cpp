@@ -30,8 +30,41 @@
 namespace cks {
 
 KernelDesc selected_kernel(const Selection& s, Layout layout) {
+  if (s.sliced) return Catalogue::get(layout).kernels().at(s.kernel).sliced_variant();
   if (!s.swapped) return Catalogue::get(layout).kernels().at(s.kernel);
   return Catalogue::get(swap_layout(layout)).kernels().at(s.kernel).swapped_twin();
+}
+
+namespace {
+// The catalogue kernel whose sliced-K variant the rule runs (SlicedRule): ping-pong 64x64x128,
+// cluster 1x1, auto stages, no-smem epilogue, persistent.
+KernelDesc sliced_rule_base(Layout layout) {
+  KernelDesc k;
+  k.layout = layout;
+  k.tm = 64, k.tn = 64, k.tk = 128;
+  k.cm = 1, k.cn = 1;
+  k.stages = 0;
+  k.mainloop = MainloopSchedule::pingpong;
+  k.epilogue = EpilogueSchedule::no_smem;
+  k.scheduler = TileSchedulerKind::persistent;
+  return k;
+}
+constexpr int kRuleSlices[] = {16, 12, 8, 6, 4, 3, 2};  // knob_settings' slice counts, largest first
+}  // namespace
+
+KernelDesc sliced_rule_kernel(Layout layout) { return sliced_rule_base(layout).sliced_variant(); }
+
+std::vector<int> sliced_rule_slices(const SlicedRule& r, const Problem& p) {
+  std::vector<int> out;
+  if (r.max_tiles <= 0 || p.m <= 0 || p.n <= 0 || p.k <= 0) return out;
+  const long tiles = ((p.m + 63) / 64) * ((p.n + 63) / 64);
+  if (tiles > r.max_tiles || (r.max_m > 0 && p.m > r.max_m) || p.k < r.min_k) return out;
+  for (int s : kRuleSlices) {
+    if (p.k % (8L * s) != 0 || tiles * s > r.max_ctas || p.k / s < r.min_slice_k) continue;
+    out.push_back(s);
+    if (out.size() > r.alternates) break;
+  }
+  return out;
 }
 
 Orientations parse_orientations(std::string_view v, const std::string& what) {
@@ -594,7 +627,35 @@ struct Selector::Impl {
   // then the two are interleaved, the swapped first. Both rankings go at least orientation_depth
   // deep, so that which leads does not depend on depth (a --top 1 pick stays the first of a
   // --top 256 list). Where the own orientation leads the ranking is the own one alone.
+  // The ranking: rank_orientations(), led by the sliced-K rule's picks where it applies
+  // (SlicedRule): its first slice count first, then the ranking with the rule's further slice
+  // counts after its first entry, one each, in order.
   std::shared_ptr<const std::vector<Selection>> rank(const Problem& p, size_t depth) const {
+    const std::vector<int> slices = sliced_rule_slices(options.sliced, p);
+    auto ranked = rank_orientations(p, depth);
+    if (slices.empty() || !ranked) return ranked;
+    const Catalogue& cat = Catalogue::get(p.layout);
+    const KernelDesc base = sliced_rule_base(p.layout);
+    const std::optional<uint32_t> index = cat.find(base.id());
+    if (!index) return ranked;  // not in this catalogue: no rule
+    const KernelDesc sk = base.sliced_variant();
+    auto out = std::make_shared<std::vector<Selection>>();
+    const auto pick = [&](int s, double score) {
+      const RuntimeKnobs knobs{RasterOrder::along_m, 1, Decomposition::split_k, s};
+      Selection sel{*index, knobs, score, sk.id(), knobs.canonical(), sk.canonical()};
+      sel.sliced = true;
+      return sel;
+    };
+    const double lead = ranked->empty() ? 0.0 : (*ranked)[0].score;
+    out->push_back(pick(slices[0], lead));
+    for (size_t i = 0; out->size() < depth && i < ranked->size(); ++i) {
+      out->push_back((*ranked)[i]);
+      if (i + 1 < slices.size() && out->size() < depth) out->push_back(pick(slices[i + 1], (*ranked)[i].score));
+    }
+    return out;
+  }
+
+  std::shared_ptr<const std::vector<Selection>> rank_orientations(const Problem& p, size_t depth) const {
     if (options.orientations == Orientations::own || !swap_eligible(options, p)) return rank_one(p, depth);
     const size_t d = std::max(depth, options.orientation_depth);
     const Problem q{p.n, p.m, p.k, swap_layout(p.layout)};
@@ -826,8 +887,15 @@ std::string Selector::description() const { return impl_->origin; }
 // "; both orientations (M <= 256; tn, nn, tt; or M > 4096 with N <= 512; or M > 256 with N <= 512
 // and K <= 4096)"; nothing for the own
 // orientation.
+static std::string sliced_text(const SlicedRule& r) {
+  if (r.max_tiles <= 0) return "";
+  return "; sliced-K rule (<= " + std::to_string(r.max_tiles) + " 64x64 tiles" +
+         (r.max_m > 0 ? ", M <= " + std::to_string(r.max_m) : std::string()) + ", K >= " + std::to_string(r.min_k) +
+         "; tiles x slices <= " + std::to_string(r.max_ctas) + ", K / slices >= " + std::to_string(r.min_slice_k) + ")";
+}
+
 static std::string orientation_text(const SelectorOptions& o) {
-  if (o.orientations != Orientations::both) return "";
+  if (o.orientations != Orientations::both) return sliced_text(o.sliced);
   std::vector<std::string> limits;
   if (o.swap_max_m > 0) limits.push_back("M <= " + std::to_string(o.swap_max_m));
   if ((o.swap_layouts & 0xFu) != 0xFu) {
@@ -837,14 +905,14 @@ static std::string orientation_text(const SelectorOptions& o) {
     limits.push_back(ls.empty() ? "no layout" : ls);
   }
   std::string t = "; both orientations";
-  if (limits.empty()) return t;  // every problem (the tall ones too)
+  if (limits.empty()) return t + sliced_text(o.sliced);  // every problem (the tall ones too)
   for (size_t i = 0; i < limits.size(); ++i) t += (i == 0 ? " (" : "; ") + limits[i];
   if (o.swap_tall_min_m > 0)
     t += "; or M > " + std::to_string(o.swap_tall_min_m) + " with N <= " + std::to_string(o.swap_tall_max_n);
   if (o.swap_tall_max_k > 0)
     t += "; or M > " + std::to_string(o.swap_max_m) + " with N <= " + std::to_string(o.swap_tall_max_n) +
          " and K <= " + std::to_string(o.swap_tall_max_k);
-  return t + ")";
+  return t + ")" + sliced_text(o.sliced);
 }
 
 std::string Selector::mode() const {

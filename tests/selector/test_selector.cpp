@@ -654,3 +654,81 @@ TEST(SelectorEvidence, TheNearestGroupsLeadersJoinThePrefiltersCandidates) {
   EXPECT_EQ(none.prefiltered(g0.problem, 4), plain);
   EXPECT_NE(none.mode().find("no evidence"), std::string::npos) << none.mode();
 }
+
+// The sliced-K rule (SlicedRule, off by default): a few-tile, long-K problem's ranking is led by
+// the ping-pong 64x64x128 kernel's sliced-K variant at the largest slice count that fits, with the
+// next smaller count after the ranking's first entry; elsewhere the ranking is unchanged.
+TEST(SelectorSliced, TheRuleLeadsFewTileLongKProblemsWithTheSlicedKernel) {
+  EXPECT_TRUE(sliced_rule_slices(SelectorOptions{}.sliced, Problem{32, 512, 15232, Layout::tn}).empty()) << "off by default";
+  SlicedRule r;
+  r.max_tiles = 14;
+  // 1 x 8 tiles; K = 15232 = 8 x 1904: 16 slices make 128 CTAs (> 64), 12 and 6 do not divide
+  // K / 8, so 8 (64 CTAs, K / 8 = 1904) first and 4 next.
+  EXPECT_EQ(sliced_rule_slices(r, Problem{32, 512, 15232, Layout::tn}), (std::vector<int>{8, 4}));
+  r.alternates = 0;
+  EXPECT_EQ(sliced_rule_slices(r, Problem{32, 512, 15232, Layout::tn}), (std::vector<int>{8}));
+  r.alternates = 1;
+  EXPECT_EQ(sliced_rule_slices(r, Problem{32, 64, 16384, Layout::nt}), (std::vector<int>{16, 8}));  // one tile
+  EXPECT_TRUE(sliced_rule_slices(r, Problem{32, 1536, 24576, Layout::nt}).empty());  // 24 tiles
+  EXPECT_TRUE(sliced_rule_slices(r, Problem{160, 256, 8192, Layout::nn}).empty());   // M > 64
+  EXPECT_TRUE(sliced_rule_slices(r, Problem{32, 512, 4096, Layout::nn}).empty());    // K < 8192
+  EXPECT_TRUE(sliced_rule_slices(r, Problem{32, 512, 8200, Layout::nn}).empty());    // 8200 = 8 x 1025: no S divides
+  r.max_m = 0;
+  EXPECT_EQ(sliced_rule_slices(r, Problem{160, 256, 8192, Layout::nn}), (std::vector<int>{4, 2}));  // 12 tiles
+
+  SelectorOptions o = test::own_orientation();
+  const Selector plain = Selector::static_score(default_hw(), o);
+  o.sliced.max_tiles = 14;
+  const Selector sel = Selector::static_score(default_hw(), o);
+  EXPECT_NE(sel.mode().find("sliced-K rule (<= 14 64x64 tiles, M <= 64, K >= 8192"), std::string::npos) << sel.mode();
+  const Problem p{32, 512, 15232, Layout::tn};
+  const Ranking got = sel.select(p, 8), base = plain.select(p, 8);
+  ASSERT_EQ(got.size(), 8u);
+  const KernelDesc sk = sliced_rule_kernel(Layout::tn);
+  EXPECT_EQ(sk.canonical(), "sm90_bf16_tn_64x64x128_1x1x1_s0_pingpong+no_smem+persistent+slicek");
+  for (size_t i : {0u, 2u}) {
+    EXPECT_TRUE(got[i].sliced) << i;
+    EXPECT_FALSE(got[i].swapped) << i;
+    EXPECT_EQ(got[i].kernel_id, sk.id());
+    EXPECT_EQ(got[i].canonical, sk.canonical());
+    EXPECT_EQ(selected_kernel(got[i], Layout::tn), sk);
+    EXPECT_EQ(find_kernel(Layout::tn, got[i].kernel_id), std::optional<KernelDesc>(sk));
+  }
+  EXPECT_EQ(got[0].knobs_text, "r=m,s=1,d=sk,k=8");
+  EXPECT_EQ(got[2].knobs_text, "r=m,s=1,d=sk,k=4");
+  EXPECT_TRUE(same_candidate(got[1], base[0]));
+  for (size_t i = 3; i < 8; ++i) {
+    EXPECT_FALSE(got[i].sliced) << i;
+    EXPECT_TRUE(same_candidate(got[i], base[i - 2])) << i;
+  }
+  EXPECT_TRUE(same_candidate(sel.select(p, 1)[0], got[0]));  // the head does not depend on depth
+  // Outside the region: the ranking without the rule.
+  const Problem wide{32, 1536, 24576, Layout::nt};
+  const Ranking w = sel.select(wide, 8), wb = plain.select(wide, 8);
+  ASSERT_EQ(w.size(), wb.size());
+  for (size_t i = 0; i < w.size(); ++i) {
+    EXPECT_FALSE(w[i].sliced);
+    EXPECT_TRUE(same_candidate(w[i], wb[i])) << i;
+  }
+  // The method spec of plans and side-by-side reads.
+  const cli::SelectionMethods m(model_path(), "deployed,sliced,sliced:t8:m0:k4096:c132:s256:a0", {4, 8, 2});
+  ASSERT_EQ(m.methods.size(), 3u);
+  EXPECT_EQ(m.methods[0].selector->options().sliced.max_tiles, 0);
+  EXPECT_EQ(m.methods[1].selector->options().sliced.max_tiles, 14);
+  EXPECT_EQ(m.methods[1].selector->options().sliced.max_m, 64);
+  const SlicedRule& v = m.methods[2].selector->options().sliced;
+  EXPECT_EQ(v.max_tiles, 8);
+  EXPECT_EQ(v.max_m, 0);
+  EXPECT_EQ(v.min_k, 4096);
+  EXPECT_EQ(v.max_ctas, 132);
+  EXPECT_EQ(v.min_slice_k, 256);
+  EXPECT_EQ(v.alternates, 0u);
+  for (const char* bad : {"sliced:", "sliced:x4", "sliced:t", "sliced:c1", "sliced:k0", "sliced:t-1", "sliced8"}) {
+    try {
+      const cli::SelectionMethods b(model_path(), bad, {4, 8, 2});
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("sliced"), std::string::npos) << e.what();
+    }
+  }
+}
