@@ -735,7 +735,7 @@ void register_select(CLI::App& app) {
     std::vector<std::string> columns{"rank", "kernel_id", "canonical", "knobs", "score"};
     if (both) columns.push_back("swapped");  // not with --orientations own: its table is the one before session 31
     const bool sliced_rule = sel_opts->sliced.max_tiles > 0;
-    if (sliced_rule) columns.push_back("sliced");  // only with the sliced-K rule on (--sliced-max-tiles)
+    if (sliced_rule) columns.push_back("sliced");  // not with --sliced-max-tiles 0
     if (type_column) columns.push_back("cutlass_type");
     Table t(columns);
     // The knobs printed: the ranking's, with the nondeterministic reduction on stream-K picks when asked.

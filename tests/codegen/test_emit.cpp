@@ -2,6 +2,7 @@
 // runtime knobs, reusing the kernel libraries' generator. EmitNvcc.* compiles one emitted file
 // with the real nvcc (ctest label `nvcc`, skipped without nvcc or the CUTLASS headers).
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -268,6 +269,33 @@ TEST(SelectCli, CutlassTypeSaysWhatItNeeds) {
   EXPECT_NE(csv.err.find("cks emit ID --knobs KNOBS"), std::string::npos) << csv.err;
 }
 
+// The sliced-K rule (on by default): a few-tile, long-K problem's first pick is the sliced-K kernel
+// (sliced column 1) with its slice count, and `cks emit` writes it with those knobs;
+// --sliced-max-tiles 0 turns it off (no sliced column).
+TEST(SelectCli, SlicedRuleLeadsWithASlicedKernelThatEmitTakes) {
+  const auto csv = test::run_cli({"select", "--m", "32", "--n", "512", "--k", "15232", "--layout", "tn", "--top", "2",
+                                  "--fallback", "static", "--format", "json"});
+  ASSERT_EQ(csv.code(), 0) << csv.err;
+  const auto j = nlohmann::json::parse(csv.out);
+  ASSERT_EQ(j.size(), 2u);
+  EXPECT_EQ(j[0]["canonical"], "sm90_bf16_tn_64x64x128_1x1x1_s0_pingpong+no_smem+persistent+slicek");
+  EXPECT_EQ(j[0]["knobs"], "r=m,s=1,d=sk,k=8");
+  EXPECT_EQ(j[0]["sliced"], 1);
+  EXPECT_EQ(j[1]["sliced"], 0);
+  const auto emit = test::run_cli({"emit", j[0]["kernel_id"].get<std::string>(), "--knobs", "r=m,s=1,d=sk,k=8"});
+  ASSERT_EQ(emit.code(), 0) << emit.err;
+  EXPECT_NE(emit.out.find("slice_reduce"), std::string::npos);
+  const auto off = test::run_cli({"select", "--m", "32", "--n", "512", "--k", "15232", "--layout", "tn", "--top", "1",
+                                  "--fallback", "static", "--format", "csv", "--sliced-max-tiles", "0"});
+  ASSERT_EQ(off.code(), 0) << off.err;
+  EXPECT_EQ(off.out.find("slicek"), std::string::npos) << off.out;
+  EXPECT_EQ(off.out.find(",sliced,"), std::string::npos) << off.out;
+  const auto bad = test::run_cli({"select", "--m", "32", "--n", "512", "--k", "15232", "--layout", "tn",
+                                  "--fallback", "static", "--sliced-max-ctas", "1"});
+  EXPECT_NE(bad.code(), 0);
+  EXPECT_NE(bad.err.find("--sliced-max-ctas"), std::string::npos) << bad.err;
+}
+
 // --orientations both: a swapped column, swapped kernels' types with a row-major D, and `cks emit`
 // takes a swapped pick's ID; a bad value is one error line.
 TEST(SelectCli, BothOrientationsListSwappedKernelsThatEmitTakes) {
@@ -278,7 +306,7 @@ TEST(SelectCli, BothOrientationsListSwappedKernelsThatEmitTakes) {
   std::istringstream in(csv.out);
   for (std::string l; std::getline(in, l);) lines.push_back(l);
   ASSERT_EQ(lines.size(), 3u) << csv.out;
-  EXPECT_EQ(lines[0], "rank,kernel_id,canonical,knobs,score,swapped,cutlass_type");
+  EXPECT_EQ(lines[0], "rank,kernel_id,canonical,knobs,score,swapped,sliced,cutlass_type");
   EXPECT_NE(lines[1].find("+swap,"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find(",1,"), std::string::npos) << lines[1];
   EXPECT_NE(lines[1].find("cutlass::bfloat16_t, cutlass::layout::RowMajor, 8, cutlass::epilogue::"), std::string::npos);

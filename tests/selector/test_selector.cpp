@@ -69,22 +69,25 @@ float model_score(const Model& model, const Problem& p, const Selection& s) {
 
 bool same_candidate(const Selection& a, const Selection& b) { return a.kernel == b.kernel && a.knobs == b.knobs; }
 
+// The default sliced-K rule as Selector::mode() names it (SlicedRule; on since session 42).
+const std::string kSliced = "; sliced-K rule (<= 14 64x64 tiles, M <= 64, K >= 8192; tiles x slices <= 64, K / slices >= 512)";
+
 }  // namespace
 
 TEST(SelectorModel, ExhaustiveTopKMatchesTheModelsScoresOfTheCatalogue) {
   const Selector sel(model_path(), exhaustive_options());
-  EXPECT_EQ(sel.mode(), "exhaustive");
+  EXPECT_EQ(sel.mode(), "exhaustive" + kSliced);
   SelectorOptions both = exhaustive_options();
   both.orientations = Orientations::both;
   EXPECT_EQ(Selector(model_path(), both).mode(),
-            "exhaustive; both orientations (M <= 256; tn, nn, tt; or M > 4096 with N <= 512; or M > 256 with N <= 512 and K <= 4096)");
+            "exhaustive; both orientations (M <= 256; tn, nn, tt; or M > 4096 with N <= 512; or M > 256 with N <= 512 and K <= 4096)" + kSliced);
   both.swap_max_m = 0;
   both.swap_layouts = 0xF;
-  EXPECT_EQ(Selector(model_path(), both).mode(), "exhaustive; both orientations");
+  EXPECT_EQ(Selector(model_path(), both).mode(), "exhaustive; both orientations" + kSliced);
   both.swap_layouts = 1u << static_cast<int>(Layout::nt);
   both.swap_tall_min_m = 0;
   both.swap_tall_max_k = 0;
-  EXPECT_EQ(Selector(model_path(), both).mode(), "exhaustive; both orientations (nt)");
+  EXPECT_EQ(Selector(model_path(), both).mode(), "exhaustive; both orientations (nt)" + kSliced);
   const Ranking top = sel.select_uncached(kProblem, 5);
   ASSERT_EQ(top.size(), 5u);
   // Recompute the full catalogue's scores directly: the selector must return its best five.
@@ -116,7 +119,7 @@ TEST(SelectorModel, TwoStageRanksTheFinalistsByTheFullModel) {
   o.prefilter = 700;
   o.evidence_groups = 0;  // the prefilter alone (evidence: SelectorEvidence)
   const Selector sel(model, o);
-  EXPECT_EQ(sel.mode(), "prefilter 700");  // ridge: not additive, no cascade
+  EXPECT_EQ(sel.mode(), "prefilter 700" + kSliced);  // ridge: not additive, no cascade
   const std::vector<uint32_t> kept = sel.prefiltered(kProblem, 8);
   ASSERT_EQ(kept.size(), 700u);
   EXPECT_TRUE(std::is_sorted(kept.begin(), kept.end()));
@@ -180,7 +183,7 @@ TEST(SelectorModel, CascadeReturnsTheFullModelsScores) {
   const auto model = xgboost_model();
   SelectorOptions o = small_cascade();
   const Selector sel(model, o);
-  EXPECT_EQ(sel.mode(), "prefilter 600, cascade 10 trees -> 50");
+  EXPECT_EQ(sel.mode(), "prefilter 600, cascade 10 trees -> 50" + kSliced);
   EXPECT_EQ(sel.prefiltered(kProblem, 8).size(), 600u);
   const Ranking r = sel.select_uncached(kProblem, 8);
   ASSERT_EQ(r.size(), 8u);
@@ -263,7 +266,7 @@ TEST(SelectorOrientations, BothInterleavesTheTransposedProblemsSwappedKernels) {
   o.orientations = Orientations::both;
   const Selector both = Selector::static_score(default_hw(), o);
   const Selector own = Selector::static_score(default_hw(), test::own_orientation());
-  EXPECT_EQ(both.mode(), "static score; both orientations (M <= 256; tn, nn, tt; or M > 4096 with N <= 512; or M > 256 with N <= 512 and K <= 4096)");
+  EXPECT_EQ(both.mode(), "static score; both orientations (M <= 256; tn, nn, tt; or M > 4096 with N <= 512; or M > 256 with N <= 512 and K <= 4096)" + kSliced);
   const Problem odd{136, 14336, 5120, Layout::nn};
   const Problem transposed{14336, 136, 5120, Layout::tt};
   const Ranking r = both.select(odd, 16);
@@ -445,7 +448,7 @@ TEST(SelectorModel, NearestPriorIsTheNearestReferenceProblemsPrior) {
   near.prior_problems = {{4096, 4096, 4096}, {64, 4096, 512}, {4096, 128, 128}};
   near.evidence_groups = 0;
   const Selector sel(model, near);
-  EXPECT_EQ(sel.mode(), "prefilter 500 (prior of the nearest of 3 reference problems)");  // 40 trees: no cascade
+  EXPECT_EQ(sel.mode(), "prefilter 500 (prior of the nearest of 3 reference problems)" + kSliced);  // 40 trees: no cascade
   const std::vector<Problem> problems{{3000, 5000, 2048, Layout::tn}, {100, 2000, 700, Layout::tn}, {8192, 96, 200, Layout::tn}};
   std::vector<std::vector<uint32_t>> kept;
   for (size_t i = 0; i < problems.size(); ++i) {
@@ -655,12 +658,14 @@ TEST(SelectorEvidence, TheNearestGroupsLeadersJoinThePrefiltersCandidates) {
   EXPECT_NE(none.mode().find("no evidence"), std::string::npos) << none.mode();
 }
 
-// The sliced-K rule (SlicedRule, off by default): a few-tile, long-K problem's ranking is led by
+// The sliced-K rule (SlicedRule, on by default since session 42): a few-tile, long-K problem's ranking is led by
 // the ping-pong 64x64x128 kernel's sliced-K variant at the largest slice count that fits, with the
 // next smaller count after the ranking's first entry; elsewhere the ranking is unchanged.
 TEST(SelectorSliced, TheRuleLeadsFewTileLongKProblemsWithTheSlicedKernel) {
-  EXPECT_TRUE(sliced_rule_slices(SelectorOptions{}.sliced, Problem{32, 512, 15232, Layout::tn}).empty()) << "off by default";
   SlicedRule r;
+  EXPECT_EQ(r.max_tiles, 14);
+  r.max_tiles = 0;
+  EXPECT_TRUE(sliced_rule_slices(r, Problem{32, 512, 15232, Layout::tn}).empty()) << "0: off";
   r.max_tiles = 14;
   // 1 x 8 tiles; K = 15232 = 8 x 1904: 16 slices make 128 CTAs (> 64), 12 and 6 do not divide
   // K / 8, so 8 (64 CTAs, K / 8 = 1904) first and 4 next.
@@ -677,6 +682,7 @@ TEST(SelectorSliced, TheRuleLeadsFewTileLongKProblemsWithTheSlicedKernel) {
   EXPECT_EQ(sliced_rule_slices(r, Problem{160, 256, 8192, Layout::nn}), (std::vector<int>{4, 2}));  // 12 tiles
 
   SelectorOptions o = test::own_orientation();
+  o.sliced.max_tiles = 0;
   const Selector plain = Selector::static_score(default_hw(), o);
   o.sliced.max_tiles = 14;
   const Selector sel = Selector::static_score(default_hw(), o);
@@ -711,10 +717,10 @@ TEST(SelectorSliced, TheRuleLeadsFewTileLongKProblemsWithTheSlicedKernel) {
     EXPECT_TRUE(same_candidate(w[i], wb[i])) << i;
   }
   // The method spec of plans and side-by-side reads.
-  const cli::SelectionMethods m(model_path(), "deployed,sliced,sliced:t8:m0:k4096:c132:s256:a0", {4, 8, 2});
+  const cli::SelectionMethods m(model_path(), "deployed,sliced:t0,sliced:t8:m0:k4096:c132:s256:a0", {4, 8, 2});
   ASSERT_EQ(m.methods.size(), 3u);
-  EXPECT_EQ(m.methods[0].selector->options().sliced.max_tiles, 0);
-  EXPECT_EQ(m.methods[1].selector->options().sliced.max_tiles, 14);
+  EXPECT_EQ(m.methods[0].selector->options().sliced.max_tiles, 14);
+  EXPECT_EQ(m.methods[1].selector->options().sliced.max_tiles, 0);
   EXPECT_EQ(m.methods[1].selector->options().sliced.max_m, 64);
   const SlicedRule& v = m.methods[2].selector->options().sliced;
   EXPECT_EQ(v.max_tiles, 8);
