@@ -138,7 +138,7 @@ inline void add_orientation_options(CLI::App* cmd, SelectorOptions& o) {
 inline void add_sliced_options(CLI::App* cmd, SelectorOptions& o) {
   cmd->add_option("--sliced-max-tiles", o.sliced.max_tiles,
                   "sliced-K rule: lead the ranking of problems of at most this many 64x64 tiles (and --sliced-max-m, "
-                  "--sliced-min-k) with a sliced-K kernel (0: off; 14, the default, was chosen on lease 50's training groups)")
+                  "--sliced-min-k) with a sliced-K kernel (0: off; the defaults were chosen on leases 50 and 51's training groups)")
       ->check(int_in(0, kMaxProblemDim))->capture_default_str();
   cmd->add_option("--sliced-max-m", o.sliced.max_m, "sliced-K rule: the largest M of its region (0: any M)")
       ->check(int_in(0, kMaxProblemDim))->capture_default_str();
@@ -158,7 +158,7 @@ inline void add_sliced_options(CLI::App* cmd, SelectorOptions& o) {
 // the default rule, "sliced:t0" the deployed ranking without it); throws Error on anything else.
 inline void parse_sliced_method(const std::string& m, SelectorOptions& so) {
   const std::string bad = "--methods: '" + m + "' is not sliced[:tMAX_TILES][:mMAX_M][:kMIN_K][:cMAX_CTAS][:sMIN_SLICE_K][:aALTERNATES]";
-  so.sliced.max_tiles = 14;
+  so.sliced = SlicedRule{};
   size_t b = 6;
   while (b < m.size()) {
     if (m[b] != ':' || b + 2 > m.size()) throw Error(bad);

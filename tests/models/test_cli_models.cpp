@@ -224,7 +224,7 @@ TEST(ModelsCli, TrainEvalSelectRoundTrip) {
   ASSERT_EQ(md.exit_code, 0) << md.err;
   EXPECT_EQ(md.out.find("cutlass_type"), std::string::npos);
   EXPECT_EQ(md.out.find("GemmUniversal"), std::string::npos);
-  EXPECT_NE(md.err.find("[exhaustive; both orientations (M <= 256; tn, nn, tt; or M > 4096 with N <= 512; or M > 256 with N <= 512 and K <= 4096); sliced-K rule (<= 14 64x64 tiles, M <= 64, K >= 8192; tiles x slices <= 64, K / slices >= 512)]"), std::string::npos) << md.err;
+  EXPECT_NE(md.err.find("[exhaustive; both orientations (M <= 256; tn, nn, tt; or M > 4096 with N <= 512; or M > 256 with N <= 512 and K <= 4096); sliced-K rule (<= 8 64x64 tiles, M <= 128, K >= 6144; tiles x slices <= 96, K / slices >= 512)]"), std::string::npos) << md.err;
   EXPECT_NE(md.err.find("cold select"), std::string::npos) << md.err;
   const test::CliResult typed = run_cks("select --m 1024 --n 1024 --k 1024 --layout tn --top 2 --model " + model +
                                         " --format md --cutlass-type --prefilter 500");

@@ -70,7 +70,7 @@ float model_score(const Model& model, const Problem& p, const Selection& s) {
 bool same_candidate(const Selection& a, const Selection& b) { return a.kernel == b.kernel && a.knobs == b.knobs; }
 
 // The default sliced-K rule as Selector::mode() names it (SlicedRule; on since session 42).
-const std::string kSliced = "; sliced-K rule (<= 14 64x64 tiles, M <= 64, K >= 8192; tiles x slices <= 64, K / slices >= 512)";
+const std::string kSliced = "; sliced-K rule (<= 8 64x64 tiles, M <= 128, K >= 6144; tiles x slices <= 96, K / slices >= 512)";
 
 }  // namespace
 
@@ -663,11 +663,11 @@ TEST(SelectorEvidence, TheNearestGroupsLeadersJoinThePrefiltersCandidates) {
 // next smaller count after the ranking's first entry; elsewhere the ranking is unchanged.
 TEST(SelectorSliced, TheRuleLeadsFewTileLongKProblemsWithTheSlicedKernel) {
   SlicedRule r;
-  EXPECT_EQ(r.max_tiles, 14);
+  EXPECT_EQ(r.max_tiles, 8);
   r.max_tiles = 0;
   EXPECT_TRUE(sliced_rule_slices(r, Problem{32, 512, 15232, Layout::tn}).empty()) << "0: off";
-  r.max_tiles = 14;
-  // 1 x 8 tiles; K = 15232 = 8 x 1904: 16 slices make 128 CTAs (> 64), 12 and 6 do not divide
+  r.max_tiles = 8;
+  // 1 x 8 tiles; K = 15232 = 8 x 1904: 16 slices make 128 CTAs (> 96), 12 and 6 do not divide
   // K / 8, so 8 (64 CTAs, K / 8 = 1904) first and 4 next.
   EXPECT_EQ(sliced_rule_slices(r, Problem{32, 512, 15232, Layout::tn}), (std::vector<int>{8, 4}));
   r.alternates = 0;
@@ -675,18 +675,21 @@ TEST(SelectorSliced, TheRuleLeadsFewTileLongKProblemsWithTheSlicedKernel) {
   r.alternates = 1;
   EXPECT_EQ(sliced_rule_slices(r, Problem{32, 64, 16384, Layout::nt}), (std::vector<int>{16, 8}));  // one tile
   EXPECT_TRUE(sliced_rule_slices(r, Problem{32, 1536, 24576, Layout::nt}).empty());  // 24 tiles
-  EXPECT_TRUE(sliced_rule_slices(r, Problem{160, 256, 8192, Layout::nn}).empty());   // M > 64
-  EXPECT_TRUE(sliced_rule_slices(r, Problem{32, 512, 4096, Layout::nn}).empty());    // K < 8192
+  EXPECT_TRUE(sliced_rule_slices(r, Problem{32, 576, 8192, Layout::nn}).empty());    // 9 tiles
+  EXPECT_TRUE(sliced_rule_slices(r, Problem{160, 128, 8192, Layout::nn}).empty());   // M > 128
+  EXPECT_TRUE(sliced_rule_slices(r, Problem{32, 512, 4096, Layout::nn}).empty());    // K < 6144
+  // 2 x 4 tiles, K = 6144: 12 slices are 96 CTAs with K / 12 = 512.
+  EXPECT_EQ(sliced_rule_slices(r, Problem{128, 256, 6144, Layout::tt}), (std::vector<int>{12, 8}));
   EXPECT_TRUE(sliced_rule_slices(r, Problem{32, 512, 8200, Layout::nn}).empty());    // 8200 = 8 x 1025: no S divides
   r.max_m = 0;
-  EXPECT_EQ(sliced_rule_slices(r, Problem{160, 256, 8192, Layout::nn}), (std::vector<int>{4, 2}));  // 12 tiles
+  EXPECT_EQ(sliced_rule_slices(r, Problem{160, 128, 8192, Layout::nn}), (std::vector<int>{16, 8}));  // 6 tiles
 
   SelectorOptions o = test::own_orientation();
   o.sliced.max_tiles = 0;
   const Selector plain = Selector::static_score(default_hw(), o);
-  o.sliced.max_tiles = 14;
+  o.sliced.max_tiles = 8;
   const Selector sel = Selector::static_score(default_hw(), o);
-  EXPECT_NE(sel.mode().find("sliced-K rule (<= 14 64x64 tiles, M <= 64, K >= 8192"), std::string::npos) << sel.mode();
+  EXPECT_NE(sel.mode().find("sliced-K rule (<= 8 64x64 tiles, M <= 128, K >= 6144"), std::string::npos) << sel.mode();
   const Problem p{32, 512, 15232, Layout::tn};
   const Ranking got = sel.select(p, 8), base = plain.select(p, 8);
   ASSERT_EQ(got.size(), 8u);
@@ -719,9 +722,9 @@ TEST(SelectorSliced, TheRuleLeadsFewTileLongKProblemsWithTheSlicedKernel) {
   // The method spec of plans and side-by-side reads.
   const cli::SelectionMethods m(model_path(), "deployed,sliced:t0,sliced:t8:m0:k4096:c132:s256:a0", {4, 8, 2});
   ASSERT_EQ(m.methods.size(), 3u);
-  EXPECT_EQ(m.methods[0].selector->options().sliced.max_tiles, 14);
+  EXPECT_EQ(m.methods[0].selector->options().sliced.max_tiles, 8);
   EXPECT_EQ(m.methods[1].selector->options().sliced.max_tiles, 0);
-  EXPECT_EQ(m.methods[1].selector->options().sliced.max_m, 64);
+  EXPECT_EQ(m.methods[1].selector->options().sliced.max_m, 128);
   const SlicedRule& v = m.methods[2].selector->options().sliced;
   EXPECT_EQ(v.max_tiles, 8);
   EXPECT_EQ(v.max_m, 0);

@@ -115,23 +115,25 @@ for sh in shapes:
     cv += regret(te, r, best_other)
 print(f"leave-one-shape-out ({len(shapes)} shapes): mean regret {100 * mean(cv):.2f} %, "
       f"rules chosen: {sorted(chosen.items(), key=lambda x: -x[1])[:4]}")
-rule = scored[0][1]
-print(f"held out with T={rule[0]} M={rule[1]} K={rule[2]} C={rule[3]} S={rule[4]}:")
-rows = []
-for g in held:
-    dep = deployed(g)
-    t, how = pick(g, rule, deployed)
-    rows.append(dict(base=g["base"], m=g["m"], n=g["n"], k=g["k"], layout=g["layout"], pick=how,
-                     deployed_regret=1 - dep / g["best"] if dep else float("nan"), rule_regret=1 - t / g["best"] if t else float("nan"),
-                     deployed_vs_cublas=dep / g["cublas"], rule_vs_cublas=t / g["cublas"],
-                     best_rule_slices=max(g["rule"], key=g["rule"].get) if g["rule"] else "",
-                     best_rule_vs_best=max(g["rule"].values()) / g["best"] if g["rule"] else float("nan")))
-for name, f in (("all", lambda r: True), ("in the region", lambda r: r["pick"] != "reference")):
-    s = [r for r in rows if f(r) and not math.isnan(r["deployed_regret"])]
-    d, u = [r["deployed_regret"] for r in s], [r["rule_regret"] for r in s]
-    print(f"  {name} ({len(s)}): deployed mean {100 * mean(d):.2f} % p95 {100 * pct(d, .95):.1f} max {100 * max(d, default=0):.1f}"
-          f" | with the rule mean {100 * mean(u):.2f} % p95 {100 * pct(u, .95):.1f} max {100 * max(u, default=0):.1f}"
-          f" | vs cuBLAS {fewtile.gm([r['deployed_vs_cublas'] for r in s]):.3f} -> {fewtile.gm([r['rule_vs_cublas'] for r in s]):.3f}")
+DEFAULT = (14, 64, 8192, 64, 512)  # SlicedRule's defaults (session 42, from lease 50 alone)
+print(f"  the default rule {DEFAULT}: {100 * mean(regret(train, DEFAULT, best_other)):.2f} % on the training groups")
+for rule in (DEFAULT, scored[0][1]):
+    print(f"held out with T={rule[0]} M={rule[1]} K={rule[2]} C={rule[3]} S={rule[4]}:")
+    rows = []
+    for g in held:
+        dep = deployed(g)
+        t, how = pick(g, rule, deployed)
+        rows.append(dict(base=g["base"], m=g["m"], n=g["n"], k=g["k"], layout=g["layout"], pick=how,
+                         deployed_regret=1 - dep / g["best"] if dep else float("nan"), rule_regret=1 - t / g["best"] if t else float("nan"),
+                         deployed_vs_cublas=dep / g["cublas"], rule_vs_cublas=t / g["cublas"],
+                         best_rule_slices=max(g["rule"], key=g["rule"].get) if g["rule"] else "",
+                         best_rule_vs_best=max(g["rule"].values()) / g["best"] if g["rule"] else float("nan")))
+    for name, f in (("all", lambda r: True), ("in the region", lambda r: r["pick"] != "reference")):
+        s = [r for r in rows if f(r) and not math.isnan(r["deployed_regret"])]
+        d, u = [r["deployed_regret"] for r in s], [r["rule_regret"] for r in s]
+        print(f"  {name} ({len(s)}): deployed mean {100 * mean(d):.2f} % p95 {100 * pct(d, .95):.1f} max {100 * max(d, default=0):.1f}"
+              f" | with the rule mean {100 * mean(u):.2f} % p95 {100 * pct(u, .95):.1f} max {100 * max(u, default=0):.1f}"
+              f" | vs cuBLAS {fewtile.gm([r['deployed_vs_cublas'] for r in s]):.3f} -> {fewtile.gm([r['rule_vs_cublas'] for r in s]):.3f}")
 if per_group:
     with open(per_group, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
