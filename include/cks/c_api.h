@@ -38,7 +38,9 @@ typedef struct cks_selection {
   char knobs[48];      /* runtime knobs, e.g. "r=m,s=2,d=h,k=1" */
   char canonical[160]; /* kernel descriptor, e.g. "sm90_bf16_tn_128x128x64_2x1x1_s0_..."; a swapped
                           kernel's ends with "+swap" (it runs D^T = B^T A^T on the caller's operands;
-                          the tile fields below are its CUTLASS kernel's, tile M along N) */
+                          the tile fields below are its CUTLASS kernel's, tile M along N), a
+                          sliced-K kernel's with "+slicek" (K slices into FP32 partials, then a
+                          fixed-order reduction; the knobs' k= is the slice count) */
   double score;        /* the model's score; higher is better */
   int32_t tile_m, tile_n, tile_k, cluster_m, cluster_n, stages; /* stages 0 = automatic */
 } cks_selection;

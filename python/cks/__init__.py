@@ -69,7 +69,15 @@ class Selection:
         """A swapped kernel: it runs D^T = B^T A^T on the caller's operands (row-major D^T), the
         transposed problem's pick; its tile M runs along the problem's N. Both orientations are
         ranked by default ($CKS_ORIENTATIONS=own: the problem's own layout only)."""
-        return self.canonical.endswith("+swap")
+        return self.canonical.endswith("+swap") or self.canonical.endswith("+swap+slicek")
+
+    @property
+    def sliced(self) -> bool:
+        """A sliced-K kernel: its K slices run in parallel into FP32 partials, then a fixed-order
+        reduction writes D (bitwise reproducible); the knobs' splits are the slice count. The
+        default ranking leads few-tile, long-K problems with one (docs/catalogue.md, "Sliced-K
+        kernels")."""
+        return self.canonical.endswith("+slicek")
 
 
 def _dim(name: str, value: int) -> int:

@@ -149,3 +149,12 @@ def test_swapped_picks_match_the_cli_and_the_env_turns_them_off() -> None:
     bad = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300,
                          env={**os.environ, "CKS_ORIENTATIONS": "sideways"})
     assert bad.returncode != 0 and "$CKS_ORIENTATIONS: 'sideways' is not own or both" in bad.stderr
+
+
+def test_sliced_picks_match_the_cli() -> None:
+    # The sliced-K rule (on by default): a few-tile, long-K problem leads with a sliced-K kernel.
+    ours = cks.select(32, 512, 15232, "tn", top=2)
+    theirs = cli_select(32, 512, 15232, "tn", 2)
+    assert [(s.kernel_id, s.knobs_text) for s in ours] == [(r["kernel_id"], r["knobs"]) for r in theirs]
+    assert [s.sliced for s in ours] == [bool(r["sliced"]) for r in theirs]
+    assert ours[0].sliced and not ours[0].swapped and ours[0].knobs_text == "r=m,s=1,d=sk,k=8"
