@@ -73,9 +73,11 @@ TEST(RegistryLock, SecondCollectOnOneRegistryFailsAtOnce) {
   const std::string plan = write_test_plan(dir / "plan.jsonl", groups), db = dir / "reg.db";
   auto argv = [&](const std::string& seed) {
     return std::vector<std::string>{std::string(CKS_BIN_DIR) + "/cks", "collect", "--plan", plan, "--registry", db,
-                                    "--backend", "fake", "--fault", "slow=100000", "--seed", seed, "--gpus", "0",
+                                    "--backend", "fake", "--fault", "slow=400000", "--seed", seed, "--gpus", "0",
                                     "--progress-every", "0"};
   };
+  // 0.4 s per measurement: the first run is still measuring (8 s) while the second starts, even
+  // under the sanitizer build, where the first run at 0.1 s a measurement finished too early.
   const pid_t first = spawn(argv("1"), dir / "first.log");
   ASSERT_TRUE(wait_rows(db, 2, 30s)) << slurp(dir / "first.log");
 
