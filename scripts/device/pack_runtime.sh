@@ -11,6 +11,8 @@
 #                   EVERY=N only every Nth of them in the file's order (a quick check: lease 21 ran
 #                   EVERY=8 DECODE_M=8, 113 problems); OFFSET=k (0 to EVERY-1) starts at the kth, so
 #                   OFFSET=4 is a second, disjoint subset of the same size
+#                   EXTRA=FILE (a csv of m,n,k,layout) appends its problems after those (e.g. the
+#                   sliced-K rule's held-out groups, data/device_checks/.../lease51/per_group.csv)
 #   model.json.xz   with MODEL=FILE: that model, xz-compressed (the tree's models/ is moved aside for
 #                   the 64 MiB; runtime_check.sh unpacks it into models/default.json when that is absent)
 #
@@ -19,7 +21,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 TOP=${TOP:-4} LAYOUTS=${LAYOUTS:-tn} DECODE_M=${DECODE_M:-1,8} KCACHE=${KCACHE:-.kcache} BUILD=${BUILD:-build}
-EVERY=${EVERY:-1} OFFSET=${OFFSET:-0} MODEL=${MODEL:-}
+EVERY=${EVERY:-1} OFFSET=${OFFSET:-0} MODEL=${MODEL:-} EXTRA=${EXTRA:-}
+[ -z "$EXTRA" ] || [ -f "$EXTRA" ] || { echo "pack_runtime.sh: EXTRA=$EXTRA is not a file" >&2; exit 2; }
 [[ "$EVERY" =~ ^[1-9][0-9]*$ ]] || { echo "pack_runtime.sh: EVERY must be a positive integer (got '$EVERY')" >&2; exit 2; }
 [[ "$OFFSET" =~ ^[0-9]+$ ]] && [ "$OFFSET" -lt "$EVERY" ] || { echo "pack_runtime.sh: OFFSET must be 0 to EVERY-1 (got '$OFFSET')" >&2; exit 2; }
 OUTDIR=.carry/rt
@@ -37,7 +40,7 @@ else tar -cJf "$OUTDIR/cutlass.tar.xz" -C third_party cutlass/include cutlass/to
 
 # 2. The problems: the llm set's groups of $LAYOUTS, plus decode M for each of their (N, K, layout).
 "$BUILD/bin/cks" shapes --set llm --layouts "$LAYOUTS" --format csv | cut -d, -f2-5 > "$TMP/llm.csv"
-python3 - "$TMP/llm.csv" "$DECODE_M" "$OUTDIR/shapes.csv" "$EVERY" "$OFFSET" <<'EOF'
+python3 - "$TMP/llm.csv" "$DECODE_M" "$OUTDIR/shapes.csv" "$EVERY" "$OFFSET" "$EXTRA" <<'EOF'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 seen, out = set(), []
@@ -56,12 +59,16 @@ import hashlib
 out.sort(key=lambda t: (t[3], hashlib.md5(f"{t[1]},{t[2]}".encode()).hexdigest(), t[0]))
 with open(sys.argv[3], "w") as f:
     f.write("m,n,k,layout\n")
-    for m, n, k, l in out[int(sys.argv[5])::int(sys.argv[4])]:
+    chosen = out[int(sys.argv[5])::int(sys.argv[4])]
+    extra = [(int(r["m"]), int(r["n"]), int(r["k"]), r["layout"]) for r in csv.DictReader(open(sys.argv[6]))] if sys.argv[6] else []
+    chosen += [t for t in dict.fromkeys(extra) if t not in set(chosen)]
+    for m, n, k, l in chosen:
         f.write(f"{m},{n},{k},{l}\n")
 every = int(sys.argv[4])
 off = int(sys.argv[5])
-print(f"pack_runtime.sh: {len(out[off::every])} problems" + (f" (every {every}th of {len(out)} from #{off})" if every > 1 else "") +
-      f" ({len(rows)} llm-set rows, the rest decode M)", file=sys.stderr)
+print(f"pack_runtime.sh: {len(chosen)} problems" + (f" (every {every}th of {len(out)} from #{off})" if every > 1 else "") +
+      f" ({len(rows)} llm-set rows, the rest decode M" + (f"; {len(chosen) - len(out[off::every])} from {sys.argv[6]}" if extra else "") + ")",
+      file=sys.stderr)
 EOF
 # The bundle's problems: those the kernels can run (M, and the layout's contiguous dimensions,
 # multiples of 8); the others (decode M = 1) run on cuBLASLt in every mode.
