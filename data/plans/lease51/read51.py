@@ -134,6 +134,31 @@ for rule in (DEFAULT, scored[0][1]):
         print(f"  {name} ({len(s)}): deployed mean {100 * mean(d):.2f} % p95 {100 * pct(d, .95):.1f} max {100 * max(d, default=0):.1f}"
               f" | with the rule mean {100 * mean(u):.2f} % p95 {100 * pct(u, .95):.1f} max {100 * max(u, default=0):.1f}"
               f" | vs cuBLAS {fewtile.gm([r['deployed_vs_cublas'] for r in s]):.3f} -> {fewtile.gm([r['rule_vs_cublas'] for r in s]):.3f}")
+
+# A union of two regions sharing (C, S): does a second region (e.g. session 42's) pay for itself
+# under the same leave-one-shape-out cross-validation? (Session 43: 1.68 % on training, 2.76 %
+# cross-validated against 2.89 % for one region: not worth it.)
+import numpy as np  # noqa: E402
+
+regions = sorted({r[:3] for r in GRID if r[0] > 0})
+css = sorted({r[3:] for r in GRID})
+best_v = np.array([g["best"] for g in train])
+ref_v = np.array([best_other(g) for g in train])
+member = np.array([[in_region(g, *r) for g in train] for r in regions])
+sid = np.array([shapes.index((g["m"], g["n"], g["k"])) for g in train])
+pi, pj = np.triu_indices(len(regions))
+per_shape = np.zeros((len(css), len(pi), len(shapes)))
+for ci, (C, S) in enumerate(css):
+    v = np.array([g["rule"].get(s[0], np.nan) if (s := slices_for(g, C, S)) else np.nan for g in train])
+    use = (member[pi] | member[pj]) & ~np.isnan(v)[None, :]
+    reg = 1 - np.where(use, np.nan_to_num(v)[None, :], ref_v[None, :]) / best_v[None, :]
+    for s in range(len(shapes)):
+        per_shape[ci, :, s] = reg[:, sid == s].sum(1)
+total = per_shape.sum(2)
+ci, k = np.unravel_index(np.argmin(total), total.shape)
+cvu = sum(per_shape[np.unravel_index(np.argmin(total - per_shape[:, :, s]), total.shape) + (s,)] for s in range(len(shapes)))
+print(f"union of two regions: best {regions[pi[k]]} | {regions[pj[k]]} with C, S = {css[ci]}: "
+      f"{100 * total[ci, k] / len(train):.2f} % on the training groups, leave-one-shape-out {100 * cvu / len(train):.2f} %")
 if per_group:
     with open(per_group, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
