@@ -25,14 +25,15 @@
 # LT_ALGOS=N: autotune times the cuBLASLt heuristic's first N algorithms (autotune_lt_algos,
 # cks_runtime_bench --autotune-lt-algos), not only its top-1.
 # AT_TOP=N (default: TOP) kernels timed by autotune (autotune_top; the bundle holds TOP per problem),
-# ROUNDS=N (default 5) its interleaved timing rounds (autotune_rounds).
+# ROUNDS=N (default 5) its interleaved timing rounds (autotune_rounds); REUSE_S=0 skips step 4
+# (a short lease: its 60 s go to the measurement).
 # (14 nvcc jobs of 8-kernel TUs: ~0.9 GB per kernel measured, under the machine's 128 GB).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 START=$(date +%s)
 BUDGET_S=${BUDGET_S:-470} TOP=${TOP:-4} JOBS=${JOBS:-14} KPT=${KPT:-4} COMPILE_S=${COMPILE_S:-200}
 VARIANTS=${VARIANTS:-0} VARIANT_ORDER=${VARIANT_ORDER:-model} LT_ALGOS=${LT_ALGOS:-4}
-AT_TOP=${AT_TOP:-$TOP} ROUNDS=${ROUNDS:-5}
+AT_TOP=${AT_TOP:-$TOP} ROUNDS=${ROUNDS:-5} REUSE_S=${REUSE_S:-60}
 AT=(--autotune-lt-algos "$LT_ALGOS" --autotune-top "$AT_TOP" --autotune-rounds "$ROUNDS")
 OUTDIR=${OUT:-out/runtime_check}
 CARRY=.carry/rt
@@ -78,16 +79,16 @@ say "cks bundle: $(($(wc -l < "$W/bundle_shapes.csv") - 1)) problems, top $TOP, 
 grep -E "ranked|in the cache|budget|wrote|warning" "$OUTDIR/bundle.log" | tail -6 >&2
 xz -c "$W/bundle/index.json" > "$OUTDIR/index.json.xz"
 
-# 3. The measurement, in one process; it keeps 60 s for the reuse check.
+# 3. The measurement, in one process; it keeps REUSE_S (60) s for the reuse check (0: none).
 rm -f "$W/tuning.csv"
-MAX=$(( $(left) - 60 ))
+MAX=$(( $(left) - REUSE_S ))
 say "cks_runtime_bench: $(($(wc -l < "$CARRY/shapes.csv") - 1)) problems, at most ${MAX}s, autotune: $AT_TOP kernel(s), $LT_ALGOS cuBLASLt algorithm(s), $ROUNDS round(s)"
 "$W/bin/cks_runtime_bench" --shapes "$CARRY/shapes.csv" --bundle "$W/bundle" --tuning-file "$W/tuning.csv" \
   --out "$OUTDIR" --max-seconds "$MAX" "${AT[@]}" 2>&1 | tee "$OUTDIR/bench.log" | grep -v "^cks runtime:" >&2
 
 # 4. Autotune in a second process: the tuning file's winners, no timing on the first call.
 MAX=$(( $(left) - 10 ))
-if [ "$MAX" -gt 15 ] && [ -f "$W/tuning.csv" ]; then
+if [ "$REUSE_S" -gt 0 ] && [ "$MAX" -gt 15 ] && [ -f "$W/tuning.csv" ]; then
   head -61 "$CARRY/shapes.csv" > "$W/reuse_shapes.csv"
   mkdir -p "$W/reuse"
   "$W/bin/cks_runtime_bench" --shapes "$W/reuse_shapes.csv" --bundle "$W/bundle" --tuning-file "$W/tuning.csv" \
