@@ -337,3 +337,38 @@ TEST(BundleCli, ARowProductIsBundledAsItsColumnProblem) {
   EXPECT_EQ(got[2]["layout"], "nn");
   EXPECT_EQ(got, nlohmann::json::parse(c.out));
 }
+
+// A problem in the sliced-K rule's region (SlicedRule: few 64x64 tiles, long K): the bundle holds
+// the rule's pick as `cks select` ranks it, the sliced-K kernel (its canonical ends "+slicek") at
+// the rule's slice count and the next smaller one, compiled like any kernel, and the knobs the
+// runtime passes to the kernel-library ABI (split-K decomposition, splits = slices) round-trip.
+TEST(BundleCli, ASlicedKPickIsBundledWithItsSliceCounts) {
+  compile_test::FakeNvcc fake;
+  compile_test::ScratchDir dir;
+  const std::string shapes = dir.path() + "/s.csv", out = dir.path() + "/b";
+  std::ofstream(shapes) << "m,n,k,layout\n32,512,15232,tn\n";
+  const auto r = test::run_cli(concat({"bundle", "--shapes", shapes, "--top", "3", "--out", out}, fake_args(fake)));
+  ASSERT_EQ(r.code(), 0) << r.err;
+  const BundleIndex b = BundleIndex::load(out);
+  const BundleProblem* p = b.find(Layout::tn, 32, 512, 15232);
+  ASSERT_NE(p, nullptr);
+  ASSERT_GE(p->picks.size(), 3u);
+  std::vector<std::pair<std::string, std::string>> ranked;
+  for (const auto& pick : p->picks) ranked.emplace_back(pick.kernel_id, pick.knobs);
+  EXPECT_EQ(ranked, select_top("32", "512", "15232", "tn", 3));
+  const KernelDesc sk = sliced_rule_kernel(Layout::tn);
+  for (size_t i : {0u, 2u}) {
+    EXPECT_EQ(p->picks[i].kernel_id, sk.id()) << i;
+    const BundleKernel& bk = b.kernels.at(p->picks[i].kernel_id);
+    EXPECT_TRUE(bk.ok()) << bk.error;
+    EXPECT_EQ(bk.canonical, sk.canonical());
+    EXPECT_TRUE(bk.canonical.ends_with("+slicek")) << bk.canonical;
+  }
+  EXPECT_EQ(p->picks[0].knobs, "r=m,s=1,d=sk,k=8");
+  EXPECT_EQ(p->picks[2].knobs, "r=m,s=1,d=sk,k=4");
+  const RuntimeKnobs k = RuntimeKnobs::from_canonical(p->picks[0].knobs);
+  EXPECT_EQ(k.decomposition, Decomposition::split_k);  // on a sliced-K kernel: the slices
+  EXPECT_EQ(k.splits, 8);
+  EXPECT_EQ(k.canonical(), p->picks[0].knobs);
+  EXPECT_NE(p->picks[1].kernel_id, sk.id()) << "the ranking without the rule follows the rule's first pick";
+}
