@@ -3,8 +3,14 @@
 # the sanitizer build's cks_core_tests (build-asan/, made by scripts/setup.sh unless
 # CKS_SANITIZE_BUILD=0) on the core suites. The main build's ctest test `sanitize` calls it;
 # exit 77 (ctest: skipped) when the sanitizer build is absent, 1 in CI (CI=true).
+#
+#   scripts/ci/sanitize_tests.sh [ASAN_DIR] [SHARD TOTAL]   SHARD of TOTAL (GoogleTest's sharding:
+#                                                           ctest runs sanitize_0 .. sanitize_TOTAL-1)
 set -euo pipefail
 ASAN_DIR=${1:-"$(dirname "$0")/../../build-asan"}
+SHARD=${2:-0} TOTAL=${3:-1}
+[[ $SHARD =~ ^[0-9]+$ && $TOTAL =~ ^[1-9][0-9]*$ && $SHARD -lt $TOTAL ]] ||
+  { echo "sanitize: shard '$SHARD' of '$TOTAL' is not a shard (0 to TOTAL-1 of a positive TOTAL)"; exit 2; }
 BIN="$ASAN_DIR/bin/cks_core_tests"
 [ -x "$BIN" ] || BIN="$ASAN_DIR/bin/cks_tests"  # a sanitizer tree built by hand with every test
 if [ ! -x "$BIN" ]; then
@@ -34,5 +40,6 @@ for p in "${patterns[@]}"; do
   while IFS= read -r n; do [[ $n == $p ]] && { found=1; break; }; done <<< "$names"
   [ "$found" = 1 ] || { echo "sanitize: no test of $BIN matches '$p' (add its file to CKS_CORE_TEST_FILES)"; exit 1; }
 done
-echo "sanitize: $BIN --gtest_filter=$FILTER"
+echo "sanitize: shard $SHARD of $TOTAL: $BIN --gtest_filter=$FILTER"
+export GTEST_SHARD_INDEX=$SHARD GTEST_TOTAL_SHARDS=$TOTAL
 exec "$BIN" --gtest_filter="$FILTER" --gtest_brief=1
