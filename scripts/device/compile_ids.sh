@@ -10,7 +10,8 @@
 #
 # IDS: a file of kernel IDs (one a line, in the order to compile: the first lease's first). The
 # compile stops at BUDGET_S (`timeout`; finished libraries are already in the cache, each written
-# whole) and what was built is shipped either way.
+# whole) and what was built is shipped either way. Exit status: cks build's (0: every kernel built
+# or cached; 124: stopped at the budget, run it again on the warm machine to go on).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 IDS=${IDS:-.carry/ids.txt} BUDGET_S=${BUDGET_S:-480} JOBS=${JOBS:-16} KPT=${KPT:-4} BIN=${BIN:-.carry/bin}
@@ -20,7 +21,7 @@ mkdir -p "$OUTDIR" build/kernel-cache
 . scripts/device/device_env.sh
 START=$(date +%s)
 {
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
+  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2> /dev/null || echo "no GPU (nvidia-smi)"
   nvcc --version | tail -1
   echo "cores=$(nproc) ids=$(grep -c . "$IDS") cached before=$(ls build/kernel-cache/*.so 2> /dev/null | wc -l)"
 } | tee "$OUTDIR/compile_info.txt" >&2
@@ -35,3 +36,4 @@ rc=$?
 tail -c 200000 "$OUTDIR/compile.log" > "$OUTDIR/compile.log.tail" && mv "$OUTDIR/compile.log.tail" "$OUTDIR/compile.log"
 OUT=$OUTDIR bash scripts/device/lease.sh cache > /dev/null
 ls -la "$OUTDIR" >&2
+exit "$rc"
