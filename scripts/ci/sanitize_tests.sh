@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The core tests under AddressSanitizer + UndefinedBehaviorSanitizer (docs/reliability.md): runs
 # the sanitizer build's cks_core_tests (build-asan/, made by scripts/setup.sh unless
-# CKS_SANITIZE_BUILD=0) on the core suites. The main build's ctest test `sanitize` calls it;
+# CKS_SANITIZE_BUILD=0) on the core suites. The main build's ctest tests `sanitize_0..N` call it;
 # exit 77 (ctest: skipped) when the sanitizer build is absent, 1 in CI (CI=true).
 #
 #   scripts/ci/sanitize_tests.sh [ASAN_DIR] [SHARD TOTAL]   SHARD of TOTAL (GoogleTest's sharding:
