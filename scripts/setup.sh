@@ -89,7 +89,7 @@ log "done: build/bin/cks"
 
 # The sanitizer build (ASan + UBSan, docs/reliability.md), on by default (CKS_SANITIZE_BUILD=0 skips
 # it): build-asan/ with the core tests' binary (cks_core_tests, the files of the core suites only)
-# and the two executables it runs; ctest's sanitize_0..2 tests run its core suites (skipped without it).
+# and the two executables it runs; ctest's sanitize_0..3 tests run its core suites (skipped without it).
 # Session 16, idle 2 cores, no ccache: the build 420 s from scratch, the run 493 s.
 if [ "${CKS_SANITIZE_BUILD:-1}" = 1 ]; then
   log "configuring and building the sanitizer build build-asan/ (jobs=$JOBS)"
