@@ -5,8 +5,7 @@
 #   1. the binaries the calls need: build/bin/cks, cks-worker, cks_runtime_bench and the libraries
 #      libcks.so.0 and libcks_runtime.so.0 (built here when absent: `cmake --build build --target`);
 #   2. the plans of $LEASES (default 51 50 48 45 47 46) decompressed into .carry/l<N>.jsonl, their
-#      kernels in plan order in .carry/ids.txt (cublas left out), their concatenation in
-#      .carry/all.jsonl;
+#      kernels in plan order in .carry/ids.txt (cublas left out);
 #   3. .carry/bin and .carry/cutlass.tar.xz (scripts/device/pack_carry.sh);
 #   4. the compile cache: .carry/kcache.tar.xz from .kcache (scripts/device/kcache.sh pack) when
 #      .kcache holds every planned kernel; otherwise it says so, and the first call should be
@@ -22,6 +21,8 @@ LEASES=${LEASES:-51 50 48 45 47 46} BUILD=${BUILD:-build} KCACHE=${KCACHE:-.kcac
 EXTRA_FROM=${EXTRA_FROM:-data/device_checks/20261207_session42_h100/lease51/per_group_113.csv}
 EVERY=${EVERY:-8} DECODE_M=${DECODE_M:-8,32} MODEL=${MODEL:-models/default.json}
 say() { echo "[prepare] $*" >&2; }
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
 
 need=()
 for f in bin/cks bin/cks-worker bin/cks_runtime_bench lib/libcks.so.0 lib/libcks_runtime.so.0; do
@@ -41,11 +42,11 @@ for l in $LEASES; do
   xz -dc "$src" > ".carry/l$l.jsonl"
   plans+=(".carry/l$l.jsonl")
 done
-python3 - "${plans[@]}" <<'EOF'
+python3 - "$TMP/all.jsonl" "${plans[@]}" <<'EOF'
 import json, sys
 seen, ids = set(), []
-with open(".carry/all.jsonl", "w") as all_:
-    for i, p in enumerate(sys.argv[1:]):
+with open(sys.argv[1], "w") as all_:
+    for i, p in enumerate(sys.argv[2:]):
         with open(p) as f:
             header = next(f)
             if i == 0:
@@ -56,7 +57,7 @@ with open(".carry/all.jsonl", "w") as all_:
                     if k != "cublas" and k not in seen:
                         seen.add(k); ids.append(k)
 open(".carry/ids.txt", "w").write("".join(k + "\n" for k in ids))
-print(f"[prepare] {len(sys.argv) - 1} plans, {len(ids)} kernels -> .carry/ids.txt", file=sys.stderr)
+print(f"[prepare] {len(sys.argv) - 2} plans, {len(ids)} kernels -> .carry/ids.txt", file=sys.stderr)
 EOF
 bash scripts/device/pack_carry.sh > /dev/null
 
@@ -64,7 +65,7 @@ nids=$(grep -c . .carry/ids.txt)
 cache_ok=0
 rm -f .carry/kcache.tar.xz
 if [ -d "$KCACHE" ]; then
-  line=$(bash scripts/device/kcache.sh pack .carry/all.jsonl 24 2>&1 | tail -1)
+  line=$(bash scripts/device/kcache.sh pack "$TMP/all.jsonl" 24 2>&1 | tail -1)
   say "$line"
   [[ $line == *"holding $nids of the plan's $nids kernels"* ]] && cache_ok=1
 fi
