@@ -3,12 +3,7 @@
 # per ID into build/kernel-cache, a second apart): a missing IDS file is refused (exit 2); a build
 # cut by BUDGET_S exits 124 and still ships what it built (kcache.tar.xz.part-* that unpack to the
 # finished libraries); a build that ends exits 0 and ships every library.
-set -euo pipefail
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-R=$T/repo
+. "$(dirname "$0")/scratch.sh"
 mkdir -p "$R/scripts/device" "$R/fakebin"
 cp "$SRC/scripts/device/compile_ids.sh" "$SRC/scripts/device/device_env.sh" "$SRC/scripts/device/lease.sh" "$R/scripts/device/"
 cat > "$R/fakebin/cks" <<'FAKE'

@@ -2,12 +2,7 @@
 # scripts/device/slim_tree.sh on a scratch git repository: `out` moves the large tracked files
 # out and guards commits (a commit that deletes them is refused), `in` brings them back byte for
 # byte and drops the guard; a second `out` and an `in` over a returned file are refused.
-set -euo pipefail
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
-T=$(mktemp -d)
-trap 'rm -rf "$T"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-R=$T/repo
+. "$(dirname "$0")/scratch.sh"
 mkdir -p "$R/scripts/device" "$R/data/shards"
 cp "$SRC/scripts/device/slim_tree.sh" "$R/scripts/device/"
 cd "$R"
